@@ -1,0 +1,49 @@
+"""mini_hf_bert: a source-annotated BERT that mirrors HuggingFace transformers' class
+hierarchy, loads the real checkpoints, and is tested to compute the same numbers.
+
+Start reading at ``modeling_bert.py``.
+"""
+
+from .checkpoints import CheckpointError
+from .configuration_bert import BertConfig, ConfigError
+from .modeling_bert import (
+    BertAttention,
+    BertEmbeddings,
+    BertEncoder,
+    BertIntermediate,
+    BertLayer,
+    BertModel,
+    BertOutput,
+    BertPooler,
+    BertPreTrainedModel,
+    BertSelfAttention,
+    BertSelfOutput,
+)
+from .modeling_outputs import BaseModelOutput, BaseModelOutputWithPoolingAndCrossAttentions, ModelOutput
+from .modeling_utils import ACT2FN, PreTrainedModel, apply_chunking_to_forward, get_extended_attention_mask
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ACT2FN",
+    "BaseModelOutput",
+    "BaseModelOutputWithPoolingAndCrossAttentions",
+    "BertAttention",
+    "BertConfig",
+    "BertEmbeddings",
+    "BertEncoder",
+    "BertIntermediate",
+    "BertLayer",
+    "BertModel",
+    "BertOutput",
+    "BertPooler",
+    "BertPreTrainedModel",
+    "BertSelfAttention",
+    "BertSelfOutput",
+    "CheckpointError",
+    "ConfigError",
+    "ModelOutput",
+    "PreTrainedModel",
+    "apply_chunking_to_forward",
+    "get_extended_attention_mask",
+]

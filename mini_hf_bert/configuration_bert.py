@@ -1,0 +1,302 @@
+"""BERT configuration: the hyper-parameters that fix every tensor shape in the model.
+
+Mirrors ``transformers.models.bert.configuration_bert.BertConfig``: the same field
+names and defaults, so a HuggingFace ``config.json`` reads and writes unchanged, and
+Google's original ``bert_config.json`` (a subset of the same keys) reads too.
+
+Differences from transformers, on purpose:
+
+* It is a plain dataclass, so every field is visible here with a comment, instead
+  of being spread over a generic ``PretrainedConfig`` base class.
+* The constructor takes no catch-all ``**kwargs``: a misspelt argument is a
+  ``TypeError``, not a silently ignored attribute. Unknown keys met in a
+  ``config.json`` (sentence-transformers' ``gradient_checkpointing``,
+  ``transformers_version``, ...) are kept in ``extra`` and written back unchanged.
+* Values are checked (``validate``), and the error names the field and says why.
+
+transformers 5.x dropped ``position_embedding_type`` from ``BertConfig`` (absolute
+positions only); 3.4 and 4.x have it, and so do the checkpoints on the hub, so it
+stays here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .modeling_utils import ACT2FN
+
+logger = logging.getLogger(__name__)
+
+#: The values ``position_embedding_type`` may take (transformers 3.x/4.x).
+POSITION_EMBEDDING_TYPES = ("absolute", "relative_key", "relative_key_query")
+
+#: Keys of Google's ``bert_config.json`` (google-research/bert ``modeling.BertConfig``).
+#: Each has the same name and meaning in HuggingFace's ``config.json``.
+GOOGLE_CONFIG_KEYS = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "hidden_act",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "initializer_range",
+)
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot describe a BERT model."""
+
+
+@dataclass
+class BertConfig:
+    """Hyper-parameters of a BERT model (field names and defaults of transformers' ``BertConfig``).
+
+    The defaults describe bert-base: L=12 layers, H=768 hidden, N=12 heads (head
+    dim D = H / N = 64), I=3072 feed-forward.
+    """
+
+    model_type = "bert"  # class attribute, written to config.json as transformers does
+
+    # --- sizes ---------------------------------------------------------------
+    vocab_size: int = 30522  # rows of word_embeddings: the WordPiece vocabulary
+    hidden_size: int = 768  # H, the width of every token vector between layers
+    num_hidden_layers: int = 12  # L, number of BertLayer blocks
+    num_attention_heads: int = 12  # N; each head works in D = H / N dimensions
+    intermediate_size: int = 3072  # I, the feed-forward inner width (4H in Google's releases)
+    max_position_embeddings: int = 512  # rows of position_embeddings: the longest input
+    type_vocab_size: int = 2  # rows of token_type_embeddings: segment A / segment B
+    # --- functions and regularisation ---------------------------------------
+    hidden_act: str = "gelu"  # feed-forward activation, a key of modeling_utils.ACT2FN
+    hidden_dropout_prob: float = 0.1  # dropout on embeddings and on every sub-layer output
+    attention_probs_dropout_prob: float = 0.1  # dropout on the attention probabilities
+    # Google's TF code used 1e-12 inside LayerNorm; checkpoints were trained with it,
+    # so changing it changes the numbers (slightly) for every pretrained model.
+    layer_norm_eps: float = 1e-12
+    initializer_range: float = 0.02  # std of the normal init of Linear and Embedding weights
+    # --- tokens ---------------------------------------------------------------
+    pad_token_id: int | None = 0  # padding_idx of word_embeddings (its row is zero at init)
+    bos_token_id: int | None = None
+    eos_token_id: int | None = None
+    # --- architecture switches ------------------------------------------------
+    position_embedding_type: str = "absolute"  # one of POSITION_EMBEDDING_TYPES
+    is_decoder: bool = False  # causal self-attention (BertLMHeadModel)
+    add_cross_attention: bool = False  # cross-attention over encoder_hidden_states (needs is_decoder)
+    chunk_size_feed_forward: int = 0  # 0: feed-forward over the whole sequence at once
+    use_cache: bool = True  # decoder mode: return key/value caches
+    classifier_dropout: float | None = None  # heads: None falls back to hidden_dropout_prob
+    tie_word_embeddings: bool = True  # MLM decoder shares the word-embedding matrix
+    # --- output defaults (transformers' PretrainedConfig fields) --------------
+    output_attentions: bool = False
+    output_hidden_states: bool = False
+    return_dict: bool = True
+    architectures: list[str] | None = None  # class names the checkpoint was saved from
+    # --- run-time choices (not written to config.json) ------------------------
+    # Which attention kernel BertSelfAttention uses: "eager" (the readable reference)
+    # or "sdpa" (torch.nn.functional.scaled_dot_product_attention). transformers keeps
+    # this as config._attn_implementation and does not serialise it either.
+    attn_implementation: str = "sdpa"
+    # --- everything else ------------------------------------------------------
+    # Unknown config.json keys, kept so that a load/save round trip loses nothing.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    #: Fields that are choices of this process, not properties of the checkpoint.
+    _NOT_SERIALISED = ("attn_implementation", "extra")
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # ------------------------------------------------------------------ checks
+    def validate(self) -> None:
+        """Raise ConfigError naming the first field whose value cannot work, and why."""
+        positive = (
+            "vocab_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+            "type_vocab_size",
+        )
+        for name in positive:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"BertConfig.{name} must be an int, got {value!r} ({type(value).__name__})")
+            if value <= 0:
+                raise ConfigError(f"BertConfig.{name} must be positive, got {value}")
+        if self.hidden_size % self.num_attention_heads != 0:
+            raise ConfigError(
+                f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
+                f"({self.num_attention_heads}): each head gets hidden_size / num_attention_heads dimensions"
+            )
+        if not isinstance(self.hidden_act, str) or self.hidden_act not in ACT2FN:
+            raise ConfigError(
+                f"BertConfig.hidden_act {self.hidden_act!r} is not a known activation; "
+                f"choose one of {sorted(ACT2FN)}"
+            )
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            self._check_probability(name, getattr(self, name))
+        if self.classifier_dropout is not None:
+            self._check_probability("classifier_dropout", self.classifier_dropout)
+        for name in ("layer_norm_eps", "initializer_range"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigError(f"BertConfig.{name} must be a finite number, got {value!r}")
+        if self.layer_norm_eps <= 0:
+            raise ConfigError(f"BertConfig.layer_norm_eps must be positive, got {self.layer_norm_eps}")
+        if self.initializer_range < 0:
+            raise ConfigError(f"BertConfig.initializer_range must be >= 0, got {self.initializer_range}")
+        if self.pad_token_id is not None:
+            if isinstance(self.pad_token_id, bool) or not isinstance(self.pad_token_id, int):
+                raise ConfigError(f"BertConfig.pad_token_id must be an int or None, got {self.pad_token_id!r}")
+            if not 0 <= self.pad_token_id < self.vocab_size:
+                raise ConfigError(
+                    f"BertConfig.pad_token_id ({self.pad_token_id}) must index a row of the vocabulary "
+                    f"[0, vocab_size={self.vocab_size})"
+                )
+        if self.position_embedding_type not in POSITION_EMBEDDING_TYPES:
+            raise ConfigError(
+                f"BertConfig.position_embedding_type {self.position_embedding_type!r} is not one of "
+                f"{POSITION_EMBEDDING_TYPES}"
+            )
+        if isinstance(self.chunk_size_feed_forward, bool) or not isinstance(self.chunk_size_feed_forward, int):
+            raise ConfigError(
+                f"BertConfig.chunk_size_feed_forward must be an int, got {self.chunk_size_feed_forward!r}"
+            )
+        if self.chunk_size_feed_forward < 0:
+            raise ConfigError(
+                f"BertConfig.chunk_size_feed_forward must be >= 0 (0 = no chunking), got {self.chunk_size_feed_forward}"
+            )
+        for name in ("is_decoder", "add_cross_attention", "use_cache", "tie_word_embeddings",
+                     "output_attentions", "output_hidden_states", "return_dict"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"BertConfig.{name} must be true or false, got {getattr(self, name)!r}")
+        if self.add_cross_attention and not self.is_decoder:
+            raise ConfigError("BertConfig.add_cross_attention=True needs is_decoder=True: only a decoder cross-attends")
+        if not isinstance(self.attn_implementation, str):
+            raise ConfigError(f"BertConfig.attn_implementation must be a string, got {self.attn_implementation!r}")
+
+    @staticmethod
+    def _check_probability(name: str, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            raise ConfigError(f"BertConfig.{name} must be a probability in [0, 1], got {value!r}")
+
+    # ------------------------------------------------------------- derived
+    @property
+    def head_dim(self) -> int:
+        """D, the width of one attention head: hidden_size / num_attention_heads."""
+        return self.hidden_size // self.num_attention_heads
+
+    # --------------------------------------------------------- dict / json
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """The names a config.json key must have to land in a typed field (not in ``extra``)."""
+        return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], **overrides: Any) -> "BertConfig":
+        """Build a config from a ``config.json`` dict; unknown keys go to ``extra``.
+
+        ``overrides`` must name real fields (a typo raises TypeError).
+        """
+        if not isinstance(values, dict):
+            raise ConfigError(f"a BERT config must be a JSON object, got {type(values).__name__}")
+        known = set(cls.field_names())
+        for name in overrides:
+            if name not in known:
+                raise TypeError(f"BertConfig has no field {name!r}")
+        kwargs: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in values.items():
+            if key in known and key not in cls._NOT_SERIALISED:
+                kwargs[key] = value
+            elif key != "model_type":
+                extra[key] = value
+        if values.get("model_type", cls.model_type) != cls.model_type:
+            raise ConfigError(f"config has model_type {values['model_type']!r}; BertConfig reads model_type 'bert'")
+        kwargs.update(overrides)
+        return cls(**kwargs, extra=extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``config.json`` content: every field, then the kept unknown keys."""
+        out: dict[str, Any] = {"model_type": self.model_type}
+        for f in dataclasses.fields(self):
+            if f.name not in self._NOT_SERIALISED:
+                out[f.name] = getattr(self, f.name)
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    def to_json_string(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json_file(cls, path: str | os.PathLike, **overrides: Any) -> "BertConfig":
+        """Read an HF ``config.json`` or a Google ``bert_config.json`` (detected by its keys)."""
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                values = json.load(f)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{path}: no such config file") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: not valid JSON ({e})") from None
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: a BERT config must be a JSON object, got {type(values).__name__}")
+        try:
+            if is_google_config(values):
+                return cls.from_google_dict(values, **overrides)
+            return cls.from_dict(values, **overrides)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+        except TypeError as e:  # a value of the wrong JSON type, e.g. "hidden_size": "768"
+            raise ConfigError(f"{path}: {e}") from None
+
+    @classmethod
+    def from_google_dict(cls, values: dict[str, Any], **overrides: Any) -> "BertConfig":
+        """Read the dict of a Google ``bert_config.json``.
+
+        google-research/bert's ``gelu`` is the tanh approximation; transformers maps a
+        Google config's ``"gelu"`` to the exact erf GELU, and every converted checkpoint
+        on the hub has been run that way since. We follow transformers (outputs differ
+        from Google's TF by ~1e-3); pass ``hidden_act="gelu_new"`` for Google's exact
+        behaviour.
+        """
+        if values.get("hidden_act") == "gelu" and "hidden_act" not in overrides:
+            logger.info(
+                "Google config: hidden_act 'gelu' is read as the exact erf GELU, as transformers does; "
+                "google-research/bert computed the tanh approximation (pass hidden_act='gelu_new' for that)"
+            )
+        return cls.from_dict(values, **overrides)
+
+    def save_pretrained(self, directory: str | os.PathLike) -> str:
+        """Write ``config.json`` into ``directory`` (created if needed); return its path."""
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(os.fspath(directory), "config.json")
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(self.to_json_string())
+        os.replace(tmp, path)
+        return path
+
+
+def is_google_config(values: dict[str, Any]) -> bool:
+    """True for the dict of a Google ``bert_config.json``: no ``model_type``, Google's keys only.
+
+    Multilingual releases add pooler_* and ``directionality`` keys, which transformers
+    ignores too; they are allowed here and kept in ``extra``.
+    """
+    if "model_type" in values:
+        return False
+    google_extras = {"directionality", "pooler_fc_size", "pooler_num_attention_heads",
+                     "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type"}
+    return set(values) <= set(GOOGLE_CONFIG_KEYS) | google_extras and "hidden_size" in values

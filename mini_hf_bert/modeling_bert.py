@@ -1,0 +1,641 @@
+"""BERT in one file, mirroring transformers' ``models/bert/modeling_bert.py``.
+
+Read top to bottom in transformers' order: embeddings, self-attention, self-output,
+attention, intermediate, output, layer, encoder, pooler, the pre-trained base class,
+the base model. Every class names its transformers counterpart (and where transformers
+3.4 / 4.x / 5.x differ) and its Google TensorFlow variable scope; every reshape,
+transpose and matmul ends with the shape it produces.
+
+References: Devlin et al. (2018), "BERT: Pre-training of Deep Bidirectional Transformers
+for Language Understanding"; google-research/bert ``modeling.py`` (the TF original);
+HuggingFace transformers ``modeling_bert.py`` (the PyTorch port whose names and numbers
+this file reproduces).
+
+Dimension legend
+----------------
+    B  batch size
+    T  sequence length (of the queries: "from" positions)
+    S  key/value sequence length ("to" positions; S = T in self-attention)
+    H  hidden size                       (config.hidden_size, 768 in bert-base)
+    N  attention heads                   (config.num_attention_heads, 12)
+    D  head dim, H / N                   (64)
+    I  feed-forward inner size           (config.intermediate_size, 3072)
+    L  layers                            (config.num_hidden_layers, 12)
+    V  vocabulary size                   (config.vocab_size, 30522)
+
+Naming
+------
+Attribute names are transformers', which are Google's TF variable scopes:
+``self.self`` (the attention's query/key/value part), ``self.output``, ``dense``,
+``LayerNorm`` (capitalised, against PEP 8). They are kept so that every state-dict key
+(``encoder.layer.0.attention.self.query.weight``) is a real checkpoint's key, loadable
+with no renaming, and readable next to transformers' source.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import torch
+from torch import nn
+
+from .configuration_bert import BertConfig
+from .modeling_outputs import BaseModelOutput, BaseModelOutputWithPoolingAndCrossAttentions
+from .modeling_utils import (
+    ACT2FN,
+    PreTrainedModel,
+    apply_chunking_to_forward,
+    check_shape,
+    get_extended_attention_mask,
+)
+
+logger = logging.getLogger(__name__)
+
+
+# ======================================================================================
+# Embeddings
+# ======================================================================================
+
+
+class BertEmbeddings(nn.Module):
+    r"""$E = \text{LayerNorm}(W_{tok}[x] + W_{pos}[p] + W_{type}[s])$, then dropout.
+
+    (B, T) token ids -> (B, T, H). Three learned tables are summed: which word, where
+    (absolute position p = 0..T-1, learned, not sinusoidal), which segment (sentence A = 0
+    or B = 1).
+
+    transformers: ``BertEmbeddings``. 3.4 kept ``position_ids`` as a persistent buffer
+    (so old checkpoints carry ``embeddings.position_ids``); 4.x added a zero
+    ``token_type_ids`` buffer and made both non-persistent (4.31); 5.x dropped
+    ``position_embedding_type`` (absolute only).
+    Google TF scope: ``bert/embeddings`` (``word_embeddings``, ``token_type_embeddings``,
+    ``position_embeddings``, ``LayerNorm``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        # padding_idx: the pad row gets no gradient, and _init_weights zeroes it.
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        # Post-sum LayerNorm, eps 1e-12 as in Google's TF code (see BertConfig.layer_norm_eps).
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        # Default positions 0..max-1 and segment ids 0, sliced per call. Not persistent:
+        # they are derived from the config, so they stay out of state_dict (as in transformers >= 4.31).
+        self.register_buffer(
+            "position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)), persistent=False
+        )  # (1, max_positions)
+        self.register_buffer(
+            "token_type_ids", torch.zeros(1, config.max_position_embeddings, dtype=torch.long), persistent=False
+        )  # (1, max_positions)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        past_key_values_length: int = 0,
+    ) -> torch.Tensor:
+        """
+        Args:
+            input_ids: (B, T) token ids, or None when ``inputs_embeds`` is given.
+            token_type_ids: (B, T) segment ids; default all 0.
+            position_ids: (B, T) or (1, T); default ``past_key_values_length + 0..T-1``.
+            inputs_embeds: (B, T, H) to use instead of the word-embedding lookup.
+            past_key_values_length: positions already consumed (decoder with a cache).
+
+        Returns:
+            (B, T, H) embeddings.
+        """
+        if inputs_embeds is None:
+            inputs_embeds = self.word_embeddings(input_ids)  # (B, T, H)
+        batch_size, seq_length = inputs_embeds.shape[:2]
+        if position_ids is None:
+            position_ids = self.position_ids[:, past_key_values_length : past_key_values_length + seq_length]  # (1, T)
+        if token_type_ids is None:
+            token_type_ids = self.token_type_ids[:, :seq_length].expand(batch_size, seq_length)  # (B, T)
+
+        embeddings = inputs_embeds + self.token_type_embeddings(token_type_ids)  # (B, T, H)
+        embeddings = embeddings + self.position_embeddings(position_ids)  # (B, T, H), (1, T, H) broadcasts
+        embeddings = self.LayerNorm(embeddings)
+        return self.dropout(embeddings)
+
+
+# ======================================================================================
+# Attention
+# ======================================================================================
+#
+# Two implementations of the same function, chosen like transformers' attn_implementation:
+#   "eager": every step written out: the readable reference, and the only one that can
+#            return the attention probabilities;
+#   "sdpa":  torch.nn.functional.scaled_dot_product_attention, one fused call.
+# Both take q, k, v of shape (B, N, T|S, D) and the additive mask of get_extended_attention_mask.
+
+
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    dropout: nn.Dropout,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""$\operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt D} + M\right) V$, step by step.
+
+    Returns the context (B, N, T, D) and the attention probabilities (B, N, T, S).
+    """
+    # Scores: how much each query position attends each key position. Scaled by 1/sqrt(D)
+    # because the dot product of two D-dim vectors with unit-variance entries has variance D;
+    # unscaled, large D would push softmax into its flat, vanishing-gradient tails.
+    scores = torch.matmul(query, key.transpose(-1, -2))  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
+    scores = scores / math.sqrt(query.size(-1))
+    if attention_mask is not None:
+        # Additive mask: 0 to keep, finfo.min to drop (broadcast over heads and, for a 2D
+        # padding mask, over queries). See get_extended_attention_mask for the constant.
+        scores = scores + attention_mask  # (B, N, T, S)
+    probs = nn.functional.softmax(scores, dim=-1)  # (B, N, T, S), each row sums to 1
+    # Dropout on the probabilities drops whole keys for a query; from the original
+    # Transformer (Vaswani et al., 2017), kept by BERT.
+    probs = dropout(probs)
+    context = torch.matmul(probs, value)  # (B, N, T, S) @ (B, N, S, D) -> (B, N, T, D)
+    return context, probs
+
+
+def sdpa_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    dropout: nn.Dropout,
+) -> tuple[torch.Tensor, None]:
+    """The same function through PyTorch's fused kernel; it never materialises the
+    probabilities, so it returns None for them."""
+    context = nn.functional.scaled_dot_product_attention(
+        query,
+        key,
+        value,
+        attn_mask=attention_mask,  # the same additive float mask, broadcastable to (B, N, T, S)
+        dropout_p=dropout.p if module.training else 0.0,
+        scale=1.0 / math.sqrt(query.size(-1)),
+    )  # (B, N, T, D)
+    return context, None
+
+
+#: attn_implementation name -> function. Faster paths (a later issue) register here.
+BERT_ATTENTION_FUNCTIONS = {
+    "eager": eager_attention_forward,
+    "sdpa": sdpa_attention_forward,
+}
+
+
+class BertSelfAttention(nn.Module):
+    r"""Multi-head scaled dot-product self-attention:
+    $\text{head}_n = \operatorname{softmax}(Q_n K_n^\top / \sqrt D + M)\,V_n$, heads concatenated.
+
+    (B, T, H) -> (B, T, H) context (before the output projection, which is BertSelfOutput).
+    $Q = XW_Q + b_Q$, likewise K and V: three separate Linear layers (named ``query``,
+    ``key``, ``value`` as in the checkpoints), each H -> N*D, then split into N heads.
+
+    transformers: ``BertSelfAttention``. 3.4: one class with ``transpose_for_scores``;
+    4.x: also ``BertSdpaSelfAttention`` picked by ``config._attn_implementation``, plus
+    relative position embeddings and a key/value cache; 5.x: one class dispatching through
+    ``ALL_ATTENTION_FUNCTIONS``, cross-attention split into ``BertCrossAttention``,
+    ``head_mask`` removed.
+    Google TF scope: ``bert/encoder/layer_{i}/attention/self`` (``query``, ``key``, ``value``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        if config.position_embedding_type != "absolute":
+            raise NotImplementedError(
+                f"position_embedding_type={config.position_embedding_type!r} (relative position attention) "
+                f"is not implemented yet; only 'absolute' is"
+            )
+        self.config = config
+        self.num_attention_heads = config.num_attention_heads  # N
+        self.attention_head_size = config.hidden_size // config.num_attention_heads  # D
+        self.all_head_size = self.num_attention_heads * self.attention_head_size  # N * D (= H)
+
+        self.query = nn.Linear(config.hidden_size, self.all_head_size)
+        self.key = nn.Linear(config.hidden_size, self.all_head_size)
+        self.value = nn.Linear(config.hidden_size, self.all_head_size)
+        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+
+    def transpose_for_scores(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, N*D) -> (B, N, T, D): give each head its own (T, D) slice."""
+        batch_size, seq_length, _ = x.shape
+        x = x.view(batch_size, seq_length, self.num_attention_heads, self.attention_head_size)  # (B, T, N, D)
+        return x.transpose(1, 2)  # (B, N, T, D)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """
+        Args:
+            hidden_states: (B, T, H).
+            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T), from get_extended_attention_mask.
+            output_attentions: also return the probabilities (forces the eager path).
+
+        Returns:
+            context (B, T, H) and probabilities (B, N, T, T) or None.
+        """
+        query = self.transpose_for_scores(self.query(hidden_states))  # (B, N, T, D)
+        key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, T, D)
+        value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, T, D)
+
+        implementation = self.config.attn_implementation
+        if output_attentions and implementation != "eager":
+            # Only the eager path materialises the probabilities (transformers falls back the same way).
+            implementation = "eager"
+        attention_fn = BERT_ATTENTION_FUNCTIONS[implementation]
+        context, probs = attention_fn(self, query, key, value, attention_mask, self.dropout)  # (B, N, T, D)
+
+        batch_size, _, seq_length, _ = context.shape
+        context = context.transpose(1, 2).contiguous()  # (B, T, N, D)
+        context = context.view(batch_size, seq_length, self.all_head_size)  # (B, T, H): heads concatenated
+        return context, probs if output_attentions else None
+
+
+class BertSelfOutput(nn.Module):
+    r"""$\text{LayerNorm}(\text{Dropout}(C W_O + b_O) + X)$: output projection, residual, LayerNorm.
+
+    (B, T, H) context and (B, T, H) residual input -> (B, T, H).
+    BERT is *post*-LN (as the original Transformer): the LayerNorm comes after the residual
+    sum, so every sub-layer output is normalised; pre-LN (GPT-2 and later) normalises
+    the sub-layer input instead. Checkpoints are trained for one order; the other
+    computes something else.
+
+    transformers: ``BertSelfOutput`` (unchanged 3.4 -> 5.x).
+    Google TF scope: ``bert/encoder/layer_{i}/attention/output`` (``dense``, ``LayerNorm``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.dense(hidden_states)  # (B, T, H)
+        hidden_states = self.dropout(hidden_states)
+        return self.LayerNorm(hidden_states + input_tensor)  # (B, T, H)
+
+
+class BertAttention(nn.Module):
+    r"""$\text{LayerNorm}(X + \text{MultiHead}(X))$: self-attention (``self``) then its output block (``output``).
+
+    (B, T, H) -> (B, T, H).
+
+    transformers: ``BertAttention`` (4.x adds ``prune_heads``; 5.x passes
+    ``is_cross_attention`` to pick ``BertCrossAttention`` for ``self``).
+    Google TF scope: ``bert/encoder/layer_{i}/attention``.
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.self = BertSelfAttention(config)
+        self.output = BertSelfOutput(config)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        context, probs = self.self(hidden_states, attention_mask, output_attentions=output_attentions)  # (B, T, H)
+        attention_output = self.output(context, hidden_states)  # (B, T, H)
+        return attention_output, probs
+
+
+class BertIntermediate(nn.Module):
+    r"""$\text{act}(X W_1 + b_1)$: the feed-forward's widening half, H -> I (I = 4H in Google's models).
+
+    (B, T, H) -> (B, T, I).
+
+    transformers: ``BertIntermediate`` (unchanged 3.4 -> 5.x).
+    Google TF scope: ``bert/encoder/layer_{i}/intermediate`` (``dense``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.intermediate_act_fn = ACT2FN[config.hidden_act]
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.dense(hidden_states)  # (B, T, I)
+        return self.intermediate_act_fn(hidden_states)
+
+
+class BertOutput(nn.Module):
+    r"""$\text{LayerNorm}(\text{Dropout}(F W_2 + b_2) + X)$: the feed-forward's narrowing half, I -> H,
+    residual, post-LN (as BertSelfOutput).
+
+    (B, T, I) and (B, T, H) residual input -> (B, T, H).
+
+    transformers: ``BertOutput`` (unchanged 3.4 -> 5.x).
+    Google TF scope: ``bert/encoder/layer_{i}/output`` (``dense``, ``LayerNorm``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.dense(hidden_states)  # (B, T, H)
+        hidden_states = self.dropout(hidden_states)
+        return self.LayerNorm(hidden_states + input_tensor)  # (B, T, H)
+
+
+# ======================================================================================
+# Layer and encoder
+# ======================================================================================
+
+
+class BertLayer(nn.Module):
+    r"""One Transformer block: $A = \text{Attention}(X)$, then $Y = \text{Output}(\text{Intermediate}(A), A)$.
+
+    (B, T, H) -> (B, T, H). The feed-forward may run over sequence chunks
+    (``config.chunk_size_feed_forward``) with identical results.
+
+    transformers: ``BertLayer``. 4.x adds ``crossattention`` for decoders; 5.x derives
+    from ``GradientCheckpointingLayer``.
+    Google TF scope: ``bert/encoder/layer_{i}``.
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.chunk_size_feed_forward = config.chunk_size_feed_forward
+        self.seq_len_dim = 1  # chunk along T in (B, T, H)
+        self.attention = BertAttention(config)
+        self.intermediate = BertIntermediate(config)
+        self.output = BertOutput(config)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        attention_output, probs = self.attention(hidden_states, attention_mask, output_attentions=output_attentions)
+        layer_output = apply_chunking_to_forward(
+            self.feed_forward_chunk, self.chunk_size_feed_forward, self.seq_len_dim, attention_output
+        )  # (B, T, H)
+        return layer_output, probs
+
+    def feed_forward_chunk(self, attention_output: torch.Tensor) -> torch.Tensor:
+        intermediate_output = self.intermediate(attention_output)  # (B, t, I)
+        return self.output(intermediate_output, attention_output)  # (B, t, H)
+
+
+class BertEncoder(nn.Module):
+    r"""$X_\ell = \text{BertLayer}_\ell(X_{\ell-1})$ for $\ell = 1..L$: the stack of layers.
+
+    (B, T, H) -> (B, T, H), optionally with every layer's hidden states and attentions.
+
+    transformers: ``BertEncoder`` (4.x adds gradient checkpointing and the cache; 5.x moves
+    hidden-state/attention collection into output-capturing hooks).
+    Google TF scope: ``bert/encoder`` (``layer_0`` ... ``layer_{L-1}``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.layer = nn.ModuleList([BertLayer(config) for _ in range(config.num_hidden_layers)])
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        return_dict: bool = True,
+    ) -> BaseModelOutput | tuple:
+        all_hidden_states = (hidden_states,) if output_hidden_states else None  # the embeddings first
+        all_attentions = () if output_attentions else None
+        for layer_module in self.layer:
+            hidden_states, probs = layer_module(hidden_states, attention_mask, output_attentions=output_attentions)
+            if output_hidden_states:
+                all_hidden_states = all_hidden_states + (hidden_states,)
+            if output_attentions:
+                all_attentions = all_attentions + (probs,)
+        out = BaseModelOutput(
+            last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
+        )
+        return out if return_dict else out.to_tuple()
+
+
+# ======================================================================================
+# Pooler
+# ======================================================================================
+
+
+class BertPooler(nn.Module):
+    r"""$\tanh(h_{[CLS]} W_P + b_P)$: the sentence vector read off the first token.
+
+    (B, T, H) -> (B, H). Trained by the next-sentence-prediction task (the classifier on
+    top of it); sentence-embedding models such as all-MiniLM ignore it and mean-pool.
+
+    transformers: ``BertPooler`` (unchanged 3.4 -> 5.x).
+    Google TF scope: ``bert/pooler`` (``dense``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        first_token_tensor = hidden_states[:, 0]  # (B, H): the [CLS] position
+        pooled_output = self.dense(first_token_tensor)  # (B, H)
+        return self.activation(pooled_output)
+
+
+# ======================================================================================
+# Pre-trained base class and the base model
+# ======================================================================================
+
+
+class BertPreTrainedModel(PreTrainedModel):
+    """Base of every BERT model: config class, checkpoint prefix and weight initialisation.
+
+    Initialisation as transformers' ``_init_weights`` (itself Google's
+    ``truncated_normal``, without the truncation): Linear and Embedding weights
+    ~ N(0, initializer_range), biases 0, the padding row 0, LayerNorm scale 1 and shift 0.
+
+    transformers: ``BertPreTrainedModel`` (``from_pretrained`` / ``save_pretrained`` come from
+    ``PreTrainedModel`` in ``modeling_utils``, as here).
+    """
+
+    config_class = BertConfig
+    base_model_prefix = "bert"  # head models keep the encoder under .bert -> keys "bert.embeddings..."
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        std = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            module.weight.normal_(mean=0.0, std=std)
+            if module.bias is not None:
+                module.bias.zero_()
+        elif isinstance(module, nn.Embedding):
+            module.weight.normal_(mean=0.0, std=std)
+            if module.padding_idx is not None:
+                module.weight[module.padding_idx].zero_()
+        elif isinstance(module, nn.LayerNorm):
+            module.weight.fill_(1.0)
+            module.bias.zero_()
+
+
+class BertModel(BertPreTrainedModel):
+    r"""The BERT encoder: embeddings, L layers, and (optionally) the pooler.
+
+    (B, T) token ids -> ``last_hidden_state`` (B, T, H) and ``pooler_output`` (B, H).
+
+    transformers: ``BertModel``. 3.4/4.x build the additive mask with
+    ``get_extended_attention_mask``; 5.x with ``masking_utils.create_bidirectional_mask``
+    (same values for 0/1 masks) and no longer accepts ``head_mask``.
+    Google TF scope: ``bert`` (``modeling.BertModel``).
+    """
+
+    #: A checkpoint saved from a masked-LM model has no pooler: initialise it with a warning.
+    _keys_to_init_if_missing = ("pooler.",)
+
+    def __init__(self, config: BertConfig, add_pooling_layer: bool = True) -> None:
+        super().__init__(config)
+        if config.attn_implementation not in BERT_ATTENTION_FUNCTIONS:
+            raise ValueError(
+                f"attn_implementation={config.attn_implementation!r} is not one of {sorted(BERT_ATTENTION_FUNCTIONS)}"
+            )
+        self.embeddings = BertEmbeddings(config)
+        self.encoder = BertEncoder(config)
+        self.pooler = BertPooler(config) if add_pooling_layer else None
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.embeddings.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.embeddings.word_embeddings = value
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        # Keyword-only from here: transformers 4.x has head_mask in the 5th position and
+        # 5.x has inputs_embeds there, so a positional call would mean different things.
+        inputs_embeds: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> BaseModelOutputWithPoolingAndCrossAttentions | tuple:
+        """
+        Args:
+            input_ids: (B, T) token ids in [0, V). Exactly one of this and ``inputs_embeds``.
+            attention_mask: (B, T) with 1 = attend, 0 = padding; or (B, T, T), one row of
+                allowed keys per query. Default: attend everywhere.
+            token_type_ids: (B, T) segment ids in [0, type_vocab_size). Default 0.
+            position_ids: (B, T) or (1, T) positions in [0, max_position_embeddings). Default 0..T-1.
+            inputs_embeds: (B, T, H) vectors to use instead of the word-embedding lookup.
+            output_attentions: return every layer's (B, N, T, T) probabilities (eager path).
+            output_hidden_states: return the embeddings and every layer's (B, T, H) output.
+            return_dict: a BaseModelOutputWithPoolingAndCrossAttentions (default) or a tuple
+                of its non-None fields.
+
+        Returns:
+            ``last_hidden_state`` (B, T, H), ``pooler_output`` (B, H) or None,
+            ``hidden_states`` L + 1 x (B, T, H) or None, ``attentions`` L x (B, N, T, T) or None.
+        """
+        config = self.config
+        output_attentions = config.output_attentions if output_attentions is None else output_attentions
+        output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
+        return_dict = config.return_dict if return_dict is None else return_dict
+
+        batch_size, seq_length = self._check_inputs(input_ids, inputs_embeds, token_type_ids, position_ids)
+        embedding_output = self.embeddings(
+            input_ids=input_ids, token_type_ids=token_type_ids, position_ids=position_ids, inputs_embeds=inputs_embeds
+        )  # (B, T, H)
+
+        extended_attention_mask = None
+        if attention_mask is not None or config.is_decoder:
+            if attention_mask is None:
+                attention_mask = torch.ones(batch_size, seq_length, device=embedding_output.device)
+            extended_attention_mask = get_extended_attention_mask(
+                attention_mask.to(embedding_output.device),
+                (batch_size, seq_length),
+                dtype=embedding_output.dtype,
+                is_decoder=config.is_decoder,
+            )  # (B, 1, 1, T) or (B, 1, T, T); no mask at all = attend everywhere, and lets sdpa skip it
+
+        encoder_outputs = self.encoder(
+            embedding_output,
+            attention_mask=extended_attention_mask,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+            return_dict=True,
+        )
+        sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
+        pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (B, H)
+
+        out = BaseModelOutputWithPoolingAndCrossAttentions(
+            last_hidden_state=sequence_output,
+            pooler_output=pooled_output,
+            hidden_states=encoder_outputs.hidden_states,
+            attentions=encoder_outputs.attentions,
+        )
+        return out if return_dict else out.to_tuple()
+
+    def _check_inputs(
+        self,
+        input_ids: torch.Tensor | None,
+        inputs_embeds: torch.Tensor | None,
+        token_type_ids: torch.Tensor | None,
+        position_ids: torch.Tensor | None,
+    ) -> tuple[int, int]:
+        """Validate shapes and index ranges up front, so a mistake reads as a sentence about
+        the argument rather than an IndexError from deep inside an nn.Embedding."""
+        config = self.config
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("pass exactly one of input_ids or inputs_embeds")
+        if input_ids is not None:
+            check_shape("input_ids", input_ids, (None, None), "(batch, seq)")
+            _check_index_range("input_ids", input_ids, config.vocab_size, "vocab_size")
+            batch_size, seq_length = input_ids.shape
+        else:
+            check_shape("inputs_embeds", inputs_embeds, (None, None, config.hidden_size), "(batch, seq, hidden_size)")
+            batch_size, seq_length = inputs_embeds.shape[:2]
+        if position_ids is None and seq_length > config.max_position_embeddings:
+            raise ValueError(
+                f"sequence length {seq_length} exceeds max_position_embeddings={config.max_position_embeddings}: "
+                f"there are no position embeddings past that; truncate the input"
+            )
+        if token_type_ids is not None:
+            check_shape("token_type_ids", token_type_ids, (batch_size, seq_length), "(batch, seq)")
+            _check_index_range("token_type_ids", token_type_ids, config.type_vocab_size, "type_vocab_size")
+        if position_ids is not None:
+            if position_ids.dim() != 2 or position_ids.shape[0] not in (1, batch_size) or position_ids.shape[1] != seq_length:
+                raise ValueError(
+                    f"position_ids must be (batch, seq) = ({batch_size}, {seq_length}) or (1, {seq_length}), "
+                    f"got shape {tuple(position_ids.shape)}"
+                )
+            _check_index_range("position_ids", position_ids, config.max_position_embeddings, "max_position_embeddings")
+        return batch_size, seq_length
+
+
+def _check_index_range(name: str, ids: torch.Tensor, size: int, field_name: str) -> None:
+    if ids.dtype.is_floating_point or ids.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer ids, got dtype {ids.dtype}")
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= size):
+        raise ValueError(
+            f"{name} must lie in [0, {field_name}={size}), got values in [{int(ids.min())}, {int(ids.max())}]"
+        )

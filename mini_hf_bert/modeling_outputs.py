@@ -1,0 +1,85 @@
+"""Output containers, named and ordered as transformers' ``modeling_outputs.py``.
+
+A ``ModelOutput`` is a dataclass that also behaves like transformers' one:
+
+* ``out.last_hidden_state`` or ``out["last_hidden_state"]`` by name;
+* ``out[0]``, ``out[:2]``, ``out.to_tuple()`` by position, counting only the fields
+  that are not None (so positions match ``return_dict=False``);
+* ``keys()`` / ``values()`` / ``items()`` over the fields that are set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import torch
+
+
+@dataclass
+class ModelOutput:
+    """Base class: a dataclass whose non-None fields also form a tuple."""
+
+    def to_tuple(self) -> tuple[Any, ...]:
+        """The non-None fields in declaration order: what ``return_dict=False`` returns."""
+        return tuple(v for _, v in self.items())
+
+    def keys(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is not None]
+
+    def values(self) -> list[Any]:
+        return [getattr(self, k) for k in self.keys()]
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(k, getattr(self, k)) for k in self.keys()]
+
+    def __getitem__(self, key: str | int | slice) -> Any:
+        if isinstance(key, str):
+            if key not in self.keys():
+                raise KeyError(f"{type(self).__name__} has no field {key!r} set; set fields: {self.keys()}")
+            return getattr(self, key)
+        return self.to_tuple()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        # Like transformers' ModelOutput (an OrderedDict), iteration yields the keys.
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+
+@dataclass
+class BaseModelOutput(ModelOutput):
+    """What BertEncoder returns.
+
+    Attributes:
+        last_hidden_state: (B, T, H) output of the last layer.
+        hidden_states: L + 1 tensors (B, T, H): the embeddings, then each layer's output.
+        attentions: L tensors (B, N, T, T): each layer's attention probabilities.
+    """
+
+    last_hidden_state: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class BaseModelOutputWithPoolingAndCrossAttentions(ModelOutput):
+    """What BertModel returns (transformers' class of the same name and field order).
+
+    Attributes:
+        last_hidden_state: (B, T, H) output of the last layer.
+        pooler_output: (B, H) tanh(dense(last_hidden_state[:, 0])); None without a pooler.
+        hidden_states: L + 1 tensors (B, T, H), when output_hidden_states.
+        past_key_values: decoder key/value cache (decoder mode, a later issue).
+        attentions: L tensors (B, N, T, T), when output_attentions.
+        cross_attentions: L tensors (B, N, T, S) over encoder states (decoder mode, a later issue).
+    """
+
+    last_hidden_state: torch.Tensor | None = None
+    pooler_output: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    past_key_values: tuple[Any, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+    cross_attentions: tuple[torch.Tensor, ...] | None = None

@@ -1,0 +1,502 @@
+"""Helpers shared by the model file, mirroring transformers' ``activations.py``,
+``modeling_utils.py`` and ``pytorch_utils.py``:
+
+* ``ACT2FN``: activation functions by the names config.json uses;
+* ``get_extended_attention_mask``: a 0/1 padding mask -> the additive mask attention adds;
+* ``apply_chunking_to_forward``: the feed-forward run over sequence chunks;
+* ``check_shape``: run-time shape checks whose errors say what was expected;
+* ``PreTrainedModel``: ``from_pretrained`` / ``save_pretrained`` / weight initialisation.
+
+Shapes use the legend of ``modeling_bert.py``: B batch, T sequence (query), S key
+sequence, H hidden, N heads, D head dim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+import math
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+logger = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------------------
+# Activations
+# --------------------------------------------------------------------------------------
+
+
+class GELUActivation(nn.Module):
+    r"""Exact GELU: $x \cdot \Phi(x) = \tfrac{x}{2}\,(1 + \operatorname{erf}(x / \sqrt 2))$.
+
+    What transformers calls ``"gelu"`` (also for Google configs, whose TF code used the
+    tanh approximation below).
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.gelu(x)
+
+
+class GELUPythonActivation(nn.Module):
+    r"""Exact GELU written out: $\tfrac{x}{2}(1 + \operatorname{erf}(x/\sqrt 2))$ (``"gelu_python"``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+class NewGELUActivation(nn.Module):
+    r"""Tanh-approximate GELU, google-research/bert's ``gelu`` (``"gelu_new"``):
+    $\tfrac{x}{2}\,(1 + \tanh(\sqrt{2/\pi}\,(x + 0.044715\,x^3)))$, constants from Hendrycks & Gimpel (2016).
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GELUTanhActivation(nn.Module):
+    """The same tanh approximation, PyTorch's fused kernel (``"gelu_pytorch_tanh"``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.gelu(x, approximate="tanh")
+
+
+class FastGELUActivation(nn.Module):
+    r"""Tanh GELU with $\sqrt{2/\pi}$ rounded to 0.7978845608 (``"gelu_fast"``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return 0.5 * x * (1.0 + torch.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x)))
+
+
+class QuickGELUActivation(nn.Module):
+    r"""Sigmoid GELU approximation $x\,\sigma(1.702\,x)$ (``"quick_gelu"``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.sigmoid(1.702 * x)
+
+
+#: Activation name (config.json's ``hidden_act``) -> module class. The names and the
+#: formulas are transformers' (``transformers.activations.ACT2CLS``); tests compare each.
+ACT2CLS: dict[str, type[nn.Module]] = {
+    "gelu": GELUActivation,
+    "gelu_python": GELUPythonActivation,
+    "gelu_new": NewGELUActivation,
+    "gelu_pytorch_tanh": GELUTanhActivation,
+    "gelu_fast": FastGELUActivation,
+    "quick_gelu": QuickGELUActivation,
+    "relu": nn.ReLU,
+    "relu6": nn.ReLU6,
+    "leaky_relu": nn.LeakyReLU,
+    "silu": nn.SiLU,
+    "swish": nn.SiLU,
+    "mish": nn.Mish,
+    "tanh": nn.Tanh,
+    "sigmoid": nn.Sigmoid,
+    "linear": nn.Identity,
+}
+
+
+class _ActivationTable(dict):
+    """``ACT2FN["gelu"]`` returns a new module instance, like transformers' ClassInstantier."""
+
+    def __getitem__(self, name: str) -> nn.Module:
+        return super().__getitem__(name)()
+
+
+ACT2FN: dict[str, nn.Module] = _ActivationTable(ACT2CLS)
+
+
+# --------------------------------------------------------------------------------------
+# Shape checks
+# --------------------------------------------------------------------------------------
+
+
+def check_shape(name: str, tensor: torch.Tensor, expected: Sequence[int | None], meaning: str) -> None:
+    """Raise ValueError unless ``tensor.shape`` matches ``expected`` (None = any size).
+
+    ``meaning`` names the dimensions, e.g. ``"(batch, seq)"``, so the message reads
+    "attention_mask must be (batch, seq) = (2, 8), got (2, 7)".
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    shape = tuple(tensor.shape)
+    ok = len(shape) == len(expected) and all(e is None or s == e for s, e in zip(shape, expected))
+    if not ok:
+        want = "(" + ", ".join("*" if e is None else str(e) for e in expected) + ")"
+        raise ValueError(f"{name} must be {meaning} = {want}, got shape {shape}")
+
+
+# --------------------------------------------------------------------------------------
+# Attention masks
+# --------------------------------------------------------------------------------------
+
+
+def get_extended_attention_mask(
+    attention_mask: torch.Tensor,
+    input_shape: tuple[int, int],
+    dtype: torch.dtype = torch.float32,
+    is_decoder: bool = False,
+) -> torch.Tensor:
+    r"""Turn a 0/1 "may attend" mask into the additive mask attention adds to its scores.
+
+    $\text{mask}_{add} = (1 - m) \cdot \text{finfo(dtype).min}$: 0 where a query may attend
+    a key, the most negative finite number where it may not, so that
+    $\operatorname{softmax}(QK^\top/\sqrt D + \text{mask}_{add})$ gives masked keys weight
+    $e^{\text{min}} = 0$.
+
+    Why ``finfo(dtype).min`` and not ``-10000.0``: transformers 3.4 (the version the seed
+    notes annotate) used -10000, which is enough in fp32 but overflows fp16's range
+    (max 65504) once added to large scores and is not "minus infinity" for bf16's
+    coarse mantissa; transformers 4.x switched to the dtype's own minimum. Not ``-inf``:
+    a query whose keys are *all* masked (a fully padded row) would then get
+    softmax(-inf, ..., -inf) = NaN, while with a finite minimum every score in that row
+    shifts by the same amount and softmax gives a finite (uniform) row.
+
+    Args:
+        attention_mask: (B, S) — 1 for tokens to attend, 0 for padding — or
+            (B, T, S) — one row of allowed keys per query. bool or any number type.
+        input_shape: (B, T), the batch and sequence of the queries.
+        dtype: the model's floating dtype; fixes the fill value.
+        is_decoder: for a 2D mask, also forbid attending to later positions (causal).
+            With a key/value cache, S > T and the first S - T keys are the past,
+            visible to every query. A 3D mask is used as given.
+
+    Returns:
+        (B, 1, 1, S) for a 2D encoder mask, else (B, 1, T, S); the 1 broadcasts over heads.
+    """
+    if not isinstance(attention_mask, torch.Tensor):
+        raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
+    if not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating dtype, got {dtype}")
+    batch_size, seq_length = input_shape
+    if attention_mask.dim() == 3:
+        check_shape("attention_mask", attention_mask, (batch_size, seq_length, None), "(batch, from_seq, to_seq)")
+        keep = attention_mask[:, None, :, :]  # (B, 1, T, S)
+    elif attention_mask.dim() == 2:
+        if attention_mask.shape[0] != batch_size or (
+            attention_mask.shape[1] != seq_length if not is_decoder else attention_mask.shape[1] < seq_length
+        ):
+            want = f"({batch_size}, {seq_length})" if not is_decoder else f"({batch_size}, >= {seq_length})"
+            raise ValueError(
+                f"attention_mask must be (batch, seq) = {want} to match the input, got shape {tuple(attention_mask.shape)}"
+            )
+        if is_decoder:
+            keep = _causal_keep_mask(attention_mask, seq_length)  # (B, 1, T, S)
+        else:
+            keep = attention_mask[:, None, None, :]  # (B, 1, 1, S)
+    else:
+        raise ValueError(
+            f"attention_mask must be 2D (batch, seq) or 3D (batch, from_seq, to_seq), got shape "
+            f"{tuple(attention_mask.shape)}"
+        )
+    keep = keep.to(dtype)
+    return (1.0 - keep) * torch.finfo(dtype).min
+
+
+def _causal_keep_mask(attention_mask: torch.Tensor, seq_length: int) -> torch.Tensor:
+    """(B, S) padding mask -> (B, 1, T, S): query i may see key j iff j is not padding and
+    j <= i + (S - T), the past keys of a cache being visible to all."""
+    batch_size, key_length = attention_mask.shape
+    past = key_length - seq_length
+    query_pos = torch.arange(seq_length, device=attention_mask.device)[:, None] + past  # (T, 1)
+    key_pos = torch.arange(key_length, device=attention_mask.device)[None, :]  # (1, S)
+    causal = (key_pos <= query_pos).to(attention_mask.dtype)  # (T, S)
+    # Multiply 0/1 masks before converting to additive, so a key that is both padding
+    # and in the future gets min once, not 2 * min (= -inf in fp32: NaN after softmax).
+    return causal[None, None, :, :] * attention_mask[:, None, None, :]  # (B, 1, T, S)
+
+
+# --------------------------------------------------------------------------------------
+# Chunked feed-forward
+# --------------------------------------------------------------------------------------
+
+
+def apply_chunking_to_forward(
+    forward_fn: Callable[..., torch.Tensor],
+    chunk_size: int,
+    chunk_dim: int,
+    *input_tensors: torch.Tensor,
+) -> torch.Tensor:
+    """Run ``forward_fn`` on slices of ``input_tensors`` along ``chunk_dim`` and concatenate.
+
+    The feed-forward acts on each position independently, so cutting the sequence into
+    chunks gives the same result with a (B, chunk, I) intermediate activation instead of
+    (B, T, I): memory for time (Kitaev et al., 2020, "Reformer"). ``chunk_size=0`` runs
+    the whole tensor at once.
+    """
+    if chunk_size == 0:
+        return forward_fn(*input_tensors)
+    lengths = {t.shape[chunk_dim] for t in input_tensors}
+    if len(lengths) != 1:
+        raise ValueError(f"all input tensors must have the same size along dim {chunk_dim}, got {sorted(lengths)}")
+    chunks = zip(*(t.split(chunk_size, dim=chunk_dim) for t in input_tensors))
+    return torch.cat([forward_fn(*chunk) for chunk in chunks], dim=chunk_dim)
+
+
+# --------------------------------------------------------------------------------------
+# PreTrainedModel: loading, saving, initialisation
+# --------------------------------------------------------------------------------------
+
+
+def _resolve_dtype(value: Any, argument: str) -> torch.dtype | str | None:
+    """``torch.float16`` / ``"float16"`` / ``"auto"`` / None -> a torch.dtype, "auto" or None."""
+    if value is None or value == "auto" or isinstance(value, torch.dtype):
+        if isinstance(value, torch.dtype) and not value.is_floating_point:
+            raise ValueError(f"{argument}={value} is not a floating dtype")
+        return value
+    if isinstance(value, str):
+        resolved = getattr(torch, value.removeprefix("torch."), None)
+        if isinstance(resolved, torch.dtype) and resolved.is_floating_point:
+            return resolved
+    raise ValueError(f"{argument}={value!r} is not a floating torch dtype (e.g. torch.float32, 'bfloat16', 'auto')")
+
+
+class PreTrainedModel(nn.Module):
+    """Base class: HF-style ``from_pretrained`` / ``save_pretrained`` and weight init.
+
+    transformers' ``PreTrainedModel`` does this for every architecture with a great deal
+    of machinery (hub download, device maps, quantisation); this one does what a BERT
+    user needs, with every refusal explained.
+
+    Subclasses set ``config_class``, ``base_model_prefix`` and implement ``_init_weights``.
+    """
+
+    config_class: type = None  # set by subclasses (BertConfig)
+    base_model_prefix = ""
+    #: Key prefixes a checkpoint may lack; their modules are initialised anew with a
+    #: warning (e.g. the pooler, absent from checkpoints saved by a masked-LM model).
+    _keys_to_init_if_missing: tuple[str, ...] = ()
+
+    def __init__(self, config) -> None:
+        super().__init__()
+        if not isinstance(config, self.config_class):
+            raise TypeError(f"{type(self).__name__} needs a {self.config_class.__name__}, got {type(config).__name__}")
+        config.validate()  # a config may have been edited since it was built
+        self.config = config
+
+    # ------------------------------------------------------------------ init
+    def post_init(self) -> None:
+        """Initialise every weight; called at the end of each subclass ``__init__``."""
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ properties
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(p.dtype for p in self.parameters() if p.is_floating_point())
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def get_extended_attention_mask(
+        self,
+        attention_mask: torch.Tensor,
+        input_shape: tuple[int, int],
+        device: torch.device | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> torch.Tensor:
+        """transformers 3.x/4.x's method form of ``get_extended_attention_mask`` (5.x dropped it):
+        the model's dtype and ``config.is_decoder`` fill in the arguments."""
+        mask = get_extended_attention_mask(
+            attention_mask, tuple(input_shape), dtype=dtype or self.dtype, is_decoder=self.config.is_decoder
+        )
+        return mask if device is None else mask.to(device)
+
+    # ---------------------------------------------------------------- saving
+    def save_pretrained(self, save_directory: str | os.PathLike, safe_serialization: bool = True) -> None:
+        """Write ``config.json`` and ``model.safetensors`` (or ``pytorch_model.bin``) to a directory
+        that both mini_hf_bert's and transformers' ``from_pretrained`` read."""
+        from safetensors.torch import save_file
+
+        from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, WEIGHTS_NAME
+
+        save_directory = os.fspath(save_directory)
+        if os.path.isfile(save_directory):
+            raise ValueError(f"save_directory {save_directory} is a file; expected a directory")
+        os.makedirs(save_directory, exist_ok=True)
+        config = dataclasses.replace(self.config, architectures=[type(self).__name__])
+        config.save_pretrained(save_directory)
+        state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
+        name = SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME
+        path = os.path.join(save_directory, name)
+        tmp = path + ".tmp"  # write then rename: an interrupted save never leaves a truncated file
+        if safe_serialization:
+            save_file(state_dict, tmp, metadata={"format": "pt"})
+        else:
+            torch.save(state_dict, tmp)
+        os.replace(tmp, path)
+        logger.info("saved %s (%d tensors) to %s", type(self).__name__, len(state_dict), path)
+
+    # --------------------------------------------------------------- loading
+    @classmethod
+    def from_pretrained(
+        cls,
+        pretrained_model_name_or_path: str | os.PathLike,
+        *,
+        config=None,
+        attn_implementation: str | None = None,
+        torch_dtype: Any = None,
+        dtype: Any = None,
+        strict: bool = True,
+        output_loading_info: bool = False,
+        **kwargs: Any,
+    ):
+        """Build the model from a HuggingFace-format directory and load its weights.
+
+        Args:
+            pretrained_model_name_or_path: a directory with ``config.json`` (or Google's
+                ``bert_config.json``) and one of ``model.safetensors``,
+                ``model.safetensors.index.json``, ``pytorch_model.bin``,
+                ``pytorch_model.bin.index.json``.
+            config: use this config instead of the directory's.
+            attn_implementation: ``"eager"`` or ``"sdpa"`` (default ``"sdpa"``).
+            torch_dtype / dtype: the parameters' dtype (transformers 4.x / 5.x spelling):
+                a torch dtype, its name, or ``"auto"`` for the checkpoint's. Default float32.
+            strict: missing or mis-shaped weights are an error (default). With
+                ``strict=False`` they are reported and keep their fresh initialisation.
+            output_loading_info: also return a dict of missing / unexpected / mismatched keys.
+            **kwargs: arguments of the class's ``__init__`` (``add_pooling_layer=False``)
+                or config fields to override (``hidden_dropout_prob=0.0``). Anything
+                else is a TypeError, so a typo never passes silently.
+
+        Returns:
+            The model, in eval mode (like transformers); with ``output_loading_info``,
+            ``(model, info)``.
+        """
+        from .checkpoints.errors import CheckpointError
+        from .checkpoints.hf_format import CONFIG_NAME, find_weights_file, read_state_dict
+        from .checkpoints.weight_map import fit_checkpoint_keys
+
+        path = os.fspath(pretrained_model_name_or_path)
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f"{path}: no such directory. from_pretrained reads a local checkpoint directory "
+                f"(config.json + model.safetensors or pytorch_model.bin); hub ids are not downloaded."
+            )
+        if not os.path.isdir(path):
+            raise CheckpointError(f"{path}: is a file; from_pretrained expects the directory that holds config.json and the weights")
+
+        init_params = set(inspect.signature(cls.__init__).parameters) - {"self", "config"}
+        init_kwargs = {k: v for k, v in kwargs.items() if k in init_params}
+        config_overrides = {k: v for k, v in kwargs.items() if k not in init_params}
+        if dtype is not None and torch_dtype is not None and dtype != torch_dtype:
+            raise ValueError(f"pass one of dtype={dtype!r} or torch_dtype={torch_dtype!r}, not both")
+        target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
+
+        if config is None:
+            config_path = os.path.join(path, CONFIG_NAME)
+            if not os.path.isfile(config_path):
+                google_path = os.path.join(path, "bert_config.json")
+                if not os.path.isfile(google_path):
+                    raise CheckpointError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
+                config_path = google_path
+            unknown = [k for k in config_overrides if k not in cls.config_class.field_names()]
+            if unknown:
+                raise TypeError(
+                    f"{cls.__name__}.from_pretrained() got unexpected keyword argument(s) {unknown}: "
+                    f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
+                )
+            config = cls.config_class.from_json_file(config_path, **config_overrides)
+        elif config_overrides:
+            config = dataclasses.replace(config, **config_overrides)
+        if attn_implementation is not None:
+            config = dataclasses.replace(config, attn_implementation=attn_implementation)
+
+        weights_path = find_weights_file(path)
+        checkpoint = read_state_dict(weights_path)
+        if target_dtype == "auto":
+            float_dtypes = {t.dtype for t in checkpoint.values() if t.is_floating_point()}
+            target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
+
+        model = cls(config, **init_kwargs)
+        try:
+            fitted = fit_checkpoint_keys(checkpoint, model.state_dict().keys(), cls.base_model_prefix)
+        except ValueError as e:
+            raise CheckpointError(f"{weights_path}: {e}") from None
+        info = model._load_fitted_state(fitted.tensors, source=weights_path, strict=strict)
+        for old, new in fitted.renamed:
+            logger.debug("%s: %s -> %s", weights_path, old, new)
+        if fitted.dropped_buffers:
+            logger.debug("%s: dropped derived buffers %s", weights_path, fitted.dropped_buffers)
+        info["renamed_keys"] = fitted.renamed
+        info["dropped_buffers"] = fitted.dropped_buffers
+
+        if isinstance(target_dtype, torch.dtype):
+            model.to(target_dtype)
+        model.eval()
+        return (model, info) if output_loading_info else model
+
+    def _load_fitted_state(self, tensors: dict[str, torch.Tensor], source: str, strict: bool) -> dict[str, list]:
+        """Check every tensor against the model, then copy; raise before copying anything."""
+        from .checkpoints.errors import CheckpointError
+
+        expected = self.state_dict()
+        missing = [k for k in expected if k not in tensors]
+        unexpected = [k for k in tensors if k not in expected]
+        mismatched = [
+            (k, tuple(t.shape), tuple(expected[k].shape))
+            for k, t in tensors.items()
+            if k in expected and tuple(t.shape) != tuple(expected[k].shape)
+        ]
+        wrong_kind = [
+            (k, t.dtype, expected[k].dtype)
+            for k, t in tensors.items()
+            if k in expected and t.is_floating_point() != expected[k].is_floating_point()
+        ]
+        init_if_missing = [k for k in missing if k.startswith(self._keys_to_init_if_missing)]
+        hard_missing = [k for k in missing if k not in init_if_missing]
+
+        problems = []
+        if hard_missing:
+            problems.append(f"{len(hard_missing)} weights missing: {_name_list(hard_missing)}")
+        if mismatched:
+            details = "; ".join(f"{k} is {s} in the checkpoint, the model expects {e}" for k, s, e in mismatched[:5])
+            more = f" (and {len(mismatched) - 5} more)" if len(mismatched) > 5 else ""
+            problems.append(f"{len(mismatched)} weights have the wrong shape for the config: {details}{more}")
+        if wrong_kind:
+            k, got, want = wrong_kind[0]
+            problems.append(f"{len(wrong_kind)} weights have the wrong dtype kind, e.g. {k} is {got}, the model expects {want}")
+        if problems and strict:
+            raise CheckpointError(
+                f"{source}: cannot load into {type(self).__name__}: " + "; ".join(problems)
+                + ". Pass strict=False to load the rest and keep a fresh initialisation for these."
+            )
+        for problem in problems:
+            logger.warning("%s: loading non-strictly into %s: %s (left at their fresh initialisation)",
+                           source, type(self).__name__, problem)
+        if init_if_missing:
+            logger.warning(
+                "%s: %s weights are not in the checkpoint and are newly initialised: %s. "
+                "You should train them before using their output.",
+                source, type(self).__name__, _name_list(init_if_missing),
+            )
+        if unexpected:
+            logger.warning("%s: %d checkpoint weights are not used by %s: %s",
+                           source, len(unexpected), type(self).__name__, _name_list(unexpected))
+
+        skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
+        with torch.no_grad():
+            for key, target in expected.items():
+                if key in tensors and key not in skip:
+                    target.copy_(tensors[key])
+        return {
+            "missing_keys": missing,
+            "unexpected_keys": unexpected,
+            "mismatched_keys": mismatched,
+            "newly_initialized_keys": init_if_missing + (hard_missing if not strict else []),
+        }
+
+
+def _name_list(names: list[str], limit: int = 8) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
