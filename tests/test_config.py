@@ -1,0 +1,139 @@
+"""BertConfig: transformers' fields and defaults, config.json round trips, Google configs,
+and errors that name the field."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+
+import pytest
+import transformers
+
+from mini_hf_bert import BertConfig, ConfigError
+
+# Fields transformers 5.x's BertConfig still has (it dropped position_embedding_type).
+SHARED_FIELDS = [
+    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+    "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
+    "type_vocab_size", "initializer_range", "layer_norm_eps", "pad_token_id", "is_decoder",
+    "add_cross_attention", "chunk_size_feed_forward", "use_cache", "classifier_dropout",
+    "bos_token_id", "eos_token_id", "tie_word_embeddings", "output_attentions", "output_hidden_states",
+    "return_dict",
+]
+
+
+def test_defaults_equal_transformers():
+    ours, theirs = BertConfig(), transformers.BertConfig()
+    for name in SHARED_FIELDS:
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.position_embedding_type == "absolute"  # 4.x's default; 5.x removed the field
+
+
+def test_every_field_of_transformers_bert_config_exists_here():
+    ours = set(BertConfig.field_names())
+    theirs = {f for f in transformers.BertConfig.__annotations__}  # BertConfig's own dataclass fields
+    assert theirs <= ours, theirs - ours
+
+
+def test_reads_real_config_json_and_keeps_unknown_keys(minilm_dir, tmp_path):
+    config = BertConfig.from_json_file(f"{minilm_dir}/config.json")
+    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (6, 384, 12)
+    # sentence-transformers' checkpoint carries keys BertConfig has no field for:
+    assert config.extra["gradient_checkpointing"] is False
+    assert config.extra["transformers_version"] == "4.8.2"
+    config.save_pretrained(tmp_path)
+    written = json.loads((tmp_path / "config.json").read_text())
+    original = json.loads(open(f"{minilm_dir}/config.json").read())
+    for key, value in original.items():
+        assert written[key] == value, key
+    assert "attn_implementation" not in written and "extra" not in written
+
+
+def test_round_trip_through_transformers(tmp_path):
+    ours = BertConfig(hidden_size=96, num_attention_heads=3, hidden_act="gelu_new", layer_norm_eps=1e-5,
+                      pad_token_id=7, type_vocab_size=3, extra={"my_key": [1, 2]})
+    ours.save_pretrained(tmp_path)
+    theirs = transformers.BertConfig.from_pretrained(tmp_path)
+    for name in SHARED_FIELDS:
+        assert getattr(theirs, name) == getattr(ours, name), name
+    theirs.save_pretrained(tmp_path / "back")
+    again = BertConfig.from_json_file(tmp_path / "back" / "config.json")
+    for name in SHARED_FIELDS:
+        assert getattr(again, name) == getattr(ours, name), name
+    assert again.extra["my_key"] == [1, 2]
+
+
+def test_reads_google_bert_config(tmp_path, caplog):
+    google = {  # uncased_L-12_H-768_A-12/bert_config.json
+        "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+        "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
+        "max_position_embeddings": 512, "num_attention_heads": 12, "num_hidden_layers": 12,
+        "type_vocab_size": 2, "vocab_size": 30522,
+    }
+    path = tmp_path / "bert_config.json"
+    path.write_text(json.dumps(google))
+    with caplog.at_level(logging.INFO, logger="mini_hf_bert"):
+        config = BertConfig.from_json_file(path)
+    assert config == BertConfig(hidden_act="gelu")
+    assert "tanh approximation" in caplog.text  # says which GELU it took
+    assert BertConfig.from_json_file(path, hidden_act="gelu_new").hidden_act == "gelu_new"
+
+
+BAD_VALUES = [
+    (dict(hidden_size=100, num_attention_heads=12), "hidden_size (100) must be divisible by num_attention_heads"),
+    (dict(hidden_act="gelu_fancy"), "hidden_act 'gelu_fancy' is not a known activation"),
+    (dict(num_hidden_layers=0), "num_hidden_layers must be positive"),
+    (dict(vocab_size=-5), "vocab_size must be positive"),
+    (dict(intermediate_size=3.5), "intermediate_size must be an int"),
+    (dict(hidden_dropout_prob=1.5), "hidden_dropout_prob must be a probability"),
+    (dict(layer_norm_eps=0.0), "layer_norm_eps must be positive"),
+    (dict(pad_token_id=30522), "pad_token_id (30522) must index a row"),
+    (dict(position_embedding_type="rotary"), "position_embedding_type 'rotary' is not one of"),
+    (dict(chunk_size_feed_forward=-1), "chunk_size_feed_forward must be >= 0"),
+    (dict(add_cross_attention=True), "add_cross_attention=True needs is_decoder=True"),
+    (dict(is_decoder="yes"), "is_decoder must be true or false"),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", BAD_VALUES, ids=[m.split()[0] for _, m in BAD_VALUES])
+def test_invalid_values_name_the_field(kwargs, message):
+    with pytest.raises(ConfigError, match="BertConfig." + message.split(" ")[0].split("(")[0]) as info:
+        BertConfig(**kwargs)
+    assert message in str(info.value)
+
+
+def test_invalid_config_file_names_the_file(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", "hidden_size": 100, "num_attention_heads": 12}))
+    with pytest.raises(ConfigError, match=f"{path}: BertConfig.hidden_size"):
+        BertConfig.from_json_file(path)
+    path.write_text("{not json")
+    with pytest.raises(ConfigError, match=f"{path}: not valid JSON"):
+        BertConfig.from_json_file(path)
+    path.write_text(json.dumps({"model_type": "roberta"}))
+    with pytest.raises(ConfigError, match="model_type 'roberta'"):
+        BertConfig.from_json_file(path)
+    with pytest.raises(FileNotFoundError, match="nope.json"):
+        BertConfig.from_json_file(tmp_path / "nope.json")
+
+
+def test_a_typo_is_an_error_not_an_ignored_attribute():
+    with pytest.raises(TypeError, match="hiden_size"):
+        BertConfig(hiden_size=10)
+    with pytest.raises(TypeError, match="no field 'hiden_size'"):
+        BertConfig.from_dict({}, hiden_size=10)
+
+
+def test_edited_config_is_validated_when_a_model_is_built():
+    from mini_hf_bert import BertModel
+
+    config = BertConfig(hidden_size=64, num_attention_heads=4, num_hidden_layers=1, intermediate_size=64)
+    config.num_attention_heads = 5
+    with pytest.raises(ConfigError, match="divisible"):
+        BertModel(config)
+
+
+def test_replace_keeps_validation():
+    with pytest.raises(ConfigError):
+        dataclasses.replace(BertConfig(), hidden_size=7)
