@@ -92,13 +92,12 @@ def run_demo(
     """Run the demo, writing to ``out``; return 0 when every parity row is within tolerance, else 1."""
     path = checkpoint or default_checkpoint_dir()
     sentences = list(sentences or DEFAULT_SENTENCES)
-    tokenizer = load_tokenizer(path)
-    batch = tokenizer(sentences, padding=True, return_tensors="pt")
-    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-
     start = time.perf_counter()
     model, info = BertModel.from_pretrained(path, output_loading_info=True)
     load_s = time.perf_counter() - start
+    tokenizer = load_tokenizer(path)
+    batch = tokenizer(sentences, padding=True, return_tensors="pt")
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
     cfg = model.config
     out.write(
         f"Checkpoint: {path}\n"
@@ -143,10 +142,10 @@ def run_demo(
 def run_module_parity(checkpoint: str | None = None, attn_implementation: str = "eager", out: TextIO = sys.stdout) -> int:
     """Module-by-module parity: every submodule's output against transformers' module of the same name."""
     path = checkpoint or default_checkpoint_dir()
+    ours = BertModel.from_pretrained(path, attn_implementation=attn_implementation)
     tokenizer = load_tokenizer(path)
     batch = tokenizer(list(DEFAULT_SENTENCES), padding=True, return_tensors="pt")
     inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-    ours = BertModel.from_pretrained(path, attn_implementation=attn_implementation)
     theirs = load_transformers_bert(path, attn_implementation)
     rows = compare_modules(ours, theirs, inputs)
     out.write(format_table(rows, f"Module-by-module parity ({attn_implementation}), {path}:") + "\n")

@@ -423,7 +423,7 @@ class PreTrainedModel(nn.Module):
             fitted = fit_checkpoint_keys(checkpoint, model.state_dict().keys(), cls.base_model_prefix)
         except ValueError as e:
             raise CheckpointError(f"{weights_path}: {e}") from None
-        info = model._load_fitted_state(fitted.tensors, source=weights_path, strict=strict)
+        info = model._load_fitted_state(fitted.tensors, source=weights_path, strict=strict, name_in_file=fitted.name_in_file)
         for old, new in fitted.renamed:
             logger.debug("%s: %s -> %s", weights_path, old, new)
         if fitted.dropped_buffers:
@@ -436,20 +436,29 @@ class PreTrainedModel(nn.Module):
         model.eval()
         return (model, info) if output_loading_info else model
 
-    def _load_fitted_state(self, tensors: dict[str, torch.Tensor], source: str, strict: bool) -> dict[str, list]:
-        """Check every tensor against the model, then copy; raise before copying anything."""
+    def _load_fitted_state(
+        self,
+        tensors: dict[str, torch.Tensor],
+        source: str,
+        strict: bool,
+        name_in_file: Callable[[str], str] = lambda key: key,
+    ) -> dict[str, list]:
+        """Check every tensor against the model, then copy; raise before copying anything.
+
+        Problems with a checkpoint tensor are reported under its name in the file.
+        """
         from .checkpoints.errors import CheckpointError
 
         expected = self.state_dict()
         missing = [k for k in expected if k not in tensors]
-        unexpected = [k for k in tensors if k not in expected]
+        unexpected = [name_in_file(k) for k in tensors if k not in expected]
         mismatched = [
-            (k, tuple(t.shape), tuple(expected[k].shape))
+            (name_in_file(k), tuple(t.shape), tuple(expected[k].shape))
             for k, t in tensors.items()
             if k in expected and tuple(t.shape) != tuple(expected[k].shape)
         ]
         wrong_kind = [
-            (k, t.dtype, expected[k].dtype)
+            (name_in_file(k), t.dtype, expected[k].dtype)
             for k, t in tensors.items()
             if k in expected and t.is_floating_point() != expected[k].is_floating_point()
         ]
@@ -487,7 +496,7 @@ class PreTrainedModel(nn.Module):
         skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
         with torch.no_grad():
             for key, target in expected.items():
-                if key in tensors and key not in skip:
+                if key in tensors and name_in_file(key) not in skip:
                     target.copy_(tensors[key])
         return {
             "missing_keys": missing,

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import pickle
+import re
 import zipfile
 
 import torch
@@ -79,17 +80,30 @@ def read_torch_bin(path: str) -> dict[str, torch.Tensor]:
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True, mmap=is_zip)
     except pickle.UnpicklingError as e:
-        if "weights only" in str(e).lower() or "weights_only" in str(e).lower():
+        # torch's message wraps the unpickler's reason in advice to retry with
+        # weights_only=False, which is exactly what must not be done with an untrusted file.
+        reason = _weights_unpickler_reason(str(e))
+        if reason.startswith("Unsupported global"):
             raise CheckpointError(
                 f"{path}: refused to load: the pickle holds objects other than plain tensors and containers "
-                f"(loaded with torch.load(weights_only=True), which never runs code from a checkpoint). "
-                f"Detail: {str(e).splitlines()[0]}"
+                f"({reason.split(' was not an allowed global')[0]}). mini_hf_bert reads .bin files with "
+                f"torch.load(weights_only=True), which never runs code from a checkpoint."
             ) from None
-        raise CheckpointError(f"{path}: not a valid PyTorch checkpoint ({e})") from None
-    except (RuntimeError, EOFError, ValueError, OSError, zipfile.BadZipFile) as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CheckpointError(f"{path}: not a valid PyTorch checkpoint; is it truncated or corrupt? ({first})") from None
+        raise CheckpointError(f"{path}: not a valid PyTorch checkpoint; is it truncated or corrupt? ({reason})") from None
+    except Exception as e:  # noqa: BLE001 - untrusted bytes: torch.load can fail with any type
+        # (RuntimeError for a broken zip, EOFError, and on some random inputs even a bare
+        # IndexError from inside torch's weights-only unpickler). All mean the same thing.
+        first = str(e).splitlines()[0] if str(e) else ""
+        raise CheckpointError(
+            f"{path}: not a valid PyTorch checkpoint; is it truncated or corrupt? ({type(e).__name__}: {first})"
+        ) from None
     return _check_flat_state_dict(obj, path)
+
+
+def _weights_unpickler_reason(message: str) -> str:
+    """The unpickler's own reason inside torch's weights_only error message."""
+    match = re.search(r"WeightsUnpickler error:\s*(\S[^\n]*)", message)
+    return match.group(1).strip() if match else message.splitlines()[0]
 
 
 def _check_flat_state_dict(obj: object, path: str) -> dict[str, torch.Tensor]:

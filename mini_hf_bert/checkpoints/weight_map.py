@@ -48,6 +48,10 @@ class FittedCheckpoint:
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (name in file, name in model)
     dropped_buffers: list[str] = field(default_factory=list)
 
+    def name_in_file(self, key: str) -> str:
+        """The checkpoint's own name for ``key`` (what a user will find in the file)."""
+        return dict((new, old) for old, new in self.renamed).get(key, key)
+
 
 def fit_checkpoint_keys(
     checkpoint: dict[str, torch.Tensor],
