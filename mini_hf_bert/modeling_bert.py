@@ -289,6 +289,14 @@ class BertSelfOutput(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        """
+        Args:
+            hidden_states: (B, T, H) attention context, heads concatenated.
+            input_tensor: (B, T, H) the attention block's input, for the residual.
+
+        Returns:
+            (B, T, H).
+        """
         hidden_states = self.dense(hidden_states)  # (B, T, H)
         hidden_states = self.dropout(hidden_states)
         return self.LayerNorm(hidden_states + input_tensor)  # (B, T, H)
@@ -315,6 +323,15 @@ class BertAttention(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """
+        Args:
+            hidden_states: (B, T, H).
+            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            output_attentions: also return the probabilities.
+
+        Returns:
+            (B, T, H) output and (B, N, T, T) probabilities or None.
+        """
         context, probs = self.self(hidden_states, attention_mask, output_attentions=output_attentions)  # (B, T, H)
         attention_output = self.output(context, hidden_states)  # (B, T, H)
         return attention_output, probs
@@ -335,6 +352,7 @@ class BertIntermediate(nn.Module):
         self.intermediate_act_fn = ACT2FN[config.hidden_act]
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """(B, T, H) -> (B, T, I)."""
         hidden_states = self.dense(hidden_states)  # (B, T, I)
         return self.intermediate_act_fn(hidden_states)
 
@@ -356,6 +374,14 @@ class BertOutput(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        """
+        Args:
+            hidden_states: (B, T, I) feed-forward activations.
+            input_tensor: (B, T, H) the feed-forward's input, for the residual.
+
+        Returns:
+            (B, T, H).
+        """
         hidden_states = self.dense(hidden_states)  # (B, T, H)
         hidden_states = self.dropout(hidden_states)
         return self.LayerNorm(hidden_states + input_tensor)  # (B, T, H)
@@ -391,6 +417,15 @@ class BertLayer(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """
+        Args:
+            hidden_states: (B, T, H).
+            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            output_attentions: also return the probabilities.
+
+        Returns:
+            (B, T, H) layer output and (B, N, T, T) probabilities or None.
+        """
         attention_output, probs = self.attention(hidden_states, attention_mask, output_attentions=output_attentions)
         layer_output = apply_chunking_to_forward(
             self.feed_forward_chunk, self.chunk_size_feed_forward, self.seq_len_dim, attention_output
@@ -425,6 +460,16 @@ class BertEncoder(nn.Module):
         output_hidden_states: bool = False,
         return_dict: bool = True,
     ) -> BaseModelOutput | tuple:
+        """
+        Args:
+            hidden_states: (B, T, H) embeddings.
+            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            output_attentions / output_hidden_states: collect every layer's probabilities / outputs.
+            return_dict: a BaseModelOutput, or the tuple of its non-None fields.
+
+        Returns:
+            last_hidden_state (B, T, H); hidden_states L + 1 x (B, T, H); attentions L x (B, N, T, T).
+        """
         all_hidden_states = (hidden_states,) if output_hidden_states else None  # the embeddings first
         all_attentions = () if output_attentions else None
         for layer_module in self.layer:
@@ -460,6 +505,7 @@ class BertPooler(nn.Module):
         self.activation = nn.Tanh()
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """(B, T, H) -> (B, H)."""
         first_token_tensor = hidden_states[:, 0]  # (B, H): the [CLS] position
         pooled_output = self.dense(first_token_tensor)  # (B, H)
         return self.activation(pooled_output)

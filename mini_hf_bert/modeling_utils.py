@@ -393,6 +393,12 @@ class PreTrainedModel(nn.Module):
             raise ValueError(f"pass one of dtype={dtype!r} or torch_dtype={torch_dtype!r}, not both")
         target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
 
+        unknown = [k for k in config_overrides if k not in cls.config_class.field_names()]
+        if unknown:
+            raise TypeError(
+                f"{cls.__name__}.from_pretrained() got unexpected keyword argument(s) {unknown}: "
+                f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
+            )
         if config is None:
             config_path = os.path.join(path, CONFIG_NAME)
             if not os.path.isfile(config_path):
@@ -400,12 +406,6 @@ class PreTrainedModel(nn.Module):
                 if not os.path.isfile(google_path):
                     raise CheckpointError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
                 config_path = google_path
-            unknown = [k for k in config_overrides if k not in cls.config_class.field_names()]
-            if unknown:
-                raise TypeError(
-                    f"{cls.__name__}.from_pretrained() got unexpected keyword argument(s) {unknown}: "
-                    f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
-                )
             config = cls.config_class.from_json_file(config_path, **config_overrides)
         elif config_overrides:
             config = dataclasses.replace(config, **config_overrides)

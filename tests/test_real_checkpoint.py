@@ -11,7 +11,7 @@ import transformers
 
 from mini_hf_bert import BertModel, BertPreTrainedModel
 from mini_hf_bert.checkpoints.hf_format import read_safetensors
-from mini_hf_bert.parity import FP32_ATOL, compare_outputs
+from mini_hf_bert.parity import BF16_MIN_COSINE, compare_outputs
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -76,15 +76,14 @@ def test_dtype_argument_both_spellings(minilm_dir, argument):
 
 
 def test_bfloat16_model_stays_close_to_fp32(minilm_dir, batch):
-    """bf16 keeps 8 mantissa bits: outputs move by ~1e-2, not 1e-5; this checks the path runs
-    and is sane, the fp32 tests check exactness."""
+    """The bf16 path runs and stays sane (see BF16_MIN_COSINE); the fp32 tests check exactness."""
     fp32 = BertModel.from_pretrained(minilm_dir)
     bf16 = BertModel.from_pretrained(minilm_dir, dtype=torch.bfloat16)
     with torch.no_grad():
         a = fp32(**batch).last_hidden_state
         b = bf16(**batch).last_hidden_state.float()
     cos = torch.nn.functional.cosine_similarity(a.flatten(1), b.flatten(1), dim=-1)
-    assert (cos > 0.99).all(), cos
+    assert (cos > BF16_MIN_COSINE).all(), cos
 
 
 def test_config_overrides_and_init_kwargs(minilm_dir):
