@@ -31,7 +31,7 @@ def _ids(vocab: int, batch: int = 2, seq: int = 16, seed: int = 0):
 # ------------------------------------------------------------- the official layout
 
 
-def test_bert_base_legacy_layout_loads_and_matches_transformers(bert_base_legacy_dir, caplog):
+def test_bert_base_legacy_layout_loads_and_matches_transformers(bert_base_legacy_dir, caplog, record_parity):
     """12 x 768, vocab 30522, pytorch_model.bin with gamma/beta, bert. prefix, no decoder
     bias, a stray position_ids buffer: the layout of bert-base-uncased on the hub."""
     raw = torch.load(os.path.join(bert_base_legacy_dir, "pytorch_model.bin"), weights_only=True)
@@ -55,6 +55,7 @@ def test_bert_base_legacy_layout_loads_and_matches_transformers(bert_base_legacy
     with torch.no_grad():
         a, b = ours(**inputs, output_hidden_states=True), theirs(**inputs, output_hidden_states=True)
     rows = compare_outputs(a, b, ["last_hidden_state", "pooler_output", "hidden_states"])
+    record_parity("bert-base 12x768 legacy hub layout (.bin, gamma/beta, bert.)", rows)
     assert len(rows) == 15 and all(r.ok for r in rows), [(r.name, r.max_abs_diff) for r in rows if not r.ok]
 
 

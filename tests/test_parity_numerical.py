@@ -52,7 +52,7 @@ VARIANTS = ("padded", "no-mask-no-token-types", "position_ids", "inputs_embeds",
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 @pytest.mark.parametrize("config_name", sorted(SMALL_CONFIGS))
-def test_bert_model_matches_transformers(config_name, implementation):
+def test_bert_model_matches_transformers(config_name, implementation, record_parity):
     config_kwargs = small_config_kwargs(config_name)
     ours, theirs = make_model_pair(config_kwargs, implementation)
     for variant in VARIANTS:
@@ -62,12 +62,13 @@ def test_bert_model_matches_transformers(config_name, implementation):
             b = theirs(**their_inputs, output_hidden_states=True)
         assert len(a.hidden_states) == config_kwargs["num_hidden_layers"] + 1
         rows = compare_outputs(a, b, ["last_hidden_state", "pooler_output", "hidden_states"])
+        record_parity(f"random weights, 4 configs x 5 input forms, outputs + hidden states ({implementation})", rows)
         bad = [r for r in rows if not r.ok]
         assert not bad, f"{variant}: {[(r.name, r.max_abs_diff) for r in bad]}"
 
 
 @pytest.mark.parametrize("config_name", sorted(SMALL_CONFIGS))
-def test_attention_maps_match_transformers(config_name):
+def test_attention_maps_match_transformers(config_name, record_parity):
     """Every layer's attention probabilities, eager on both sides (only eager returns them)."""
     config_kwargs = small_config_kwargs(config_name)
     ours, theirs = make_model_pair(config_kwargs, "eager")
@@ -79,6 +80,7 @@ def test_attention_maps_match_transformers(config_name):
         n, h = config_kwargs["num_hidden_layers"], config_kwargs["num_attention_heads"]
         assert len(a.attentions) == n and a.attentions[0].shape == (B, h, T, T)
         rows = compare_outputs(a, b, ["attentions", "last_hidden_state"])
+        record_parity("random weights, attention maps (eager)", rows)
         assert all(r.ok for r in rows), [(r.name, r.max_abs_diff) for r in rows if not r.ok]
 
 

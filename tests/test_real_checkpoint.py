@@ -29,7 +29,7 @@ def batch(minilm_tokenizer):
 
 
 @pytest.mark.parametrize("implementation", ["eager", "sdpa"])
-def test_minilm_matches_transformers(minilm_dir, batch, implementation):
+def test_minilm_matches_transformers(minilm_dir, batch, implementation, record_parity):
     ours = BertModel.from_pretrained(minilm_dir, attn_implementation=implementation)
     theirs = transformers.BertModel.from_pretrained(minilm_dir, attn_implementation=implementation, dtype=torch.float32).eval()
     want_attn = implementation == "eager"
@@ -37,7 +37,7 @@ def test_minilm_matches_transformers(minilm_dir, batch, implementation):
         a = ours(**batch, output_hidden_states=True, output_attentions=want_attn)
         b = theirs(**batch, output_hidden_states=True, output_attentions=want_attn)
     fields = ["last_hidden_state", "pooler_output", "hidden_states"] + (["attentions"] if want_attn else [])
-    rows = compare_outputs(a, b, fields)
+    rows = record_parity(f"real checkpoint all-MiniLM-L6-v2, padded text ({implementation})", compare_outputs(a, b, fields))
     assert len(rows) == 2 + 7 + (6 if want_attn else 0)
     assert all(r.ok for r in rows), [(r.name, r.max_abs_diff) for r in rows if not r.ok]
 
