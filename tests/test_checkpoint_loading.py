@@ -15,7 +15,7 @@ from safetensors.torch import load_file, save_file
 
 import mini_hf_bert
 from mini_hf_bert import BertModel
-from mini_hf_bert.parity import compare_outputs
+from mini_hf_bert.parity import FP32_ATOL, compare_outputs
 
 from .conftest import make_model_pair, small_config_kwargs
 
@@ -175,3 +175,21 @@ def test_missing_pooler_is_initialised_with_a_warning(tmp_path, caplog):
     assert sorted(info["newly_initialized_keys"]) == ["pooler.dense.bias", "pooler.dense.weight"]
     assert "newly initialised: pooler.dense.weight, pooler.dense.bias" in caplog.text
     assert model.pooler is not None
+
+
+def test_checkpoint_saved_by_transformers_masked_lm_loads_with_pooler_warning(tmp_path, caplog):
+    """transformers' BertForMaskedLM has no pooler (add_pooling_layer=False) and keeps the
+    encoder under bert.: the encoder loads exactly, the pooler is new and said to be."""
+    torch.manual_seed(0)
+    mlm = transformers.BertForMaskedLM(transformers.BertConfig(**small_config_kwargs("tiny"))).eval()
+    mlm.save_pretrained(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
+        ours, info = BertModel.from_pretrained(tmp_path, output_loading_info=True)
+    assert sorted(info["newly_initialized_keys"]) == ["pooler.dense.bias", "pooler.dense.weight"]
+    assert "newly initialised" in caplog.text and "pooler.dense.weight" in caplog.text
+    assert all(k.startswith("cls.") for k in info["unexpected_keys"]) and info["unexpected_keys"]
+    inputs = _ids(211)
+    with torch.no_grad():
+        a = ours(**inputs).last_hidden_state
+        b = mlm.bert(**inputs).last_hidden_state
+    torch.testing.assert_close(a, b, atol=FP32_ATOL, rtol=0)
