@@ -100,6 +100,15 @@ class BertConfig:
     output_hidden_states: bool = False
     return_dict: bool = True
     architectures: list[str] | None = None  # class names the checkpoint was saved from
+    # --- task heads -----------------------------------------------------------
+    # The classes a classifier head predicts. config.json stores id2label / label2id;
+    # num_labels is derived from them (passing num_labels alone builds LABEL_0..LABEL_{n-1}).
+    num_labels: int | None = None
+    id2label: dict[int, str] | None = None
+    label2id: dict[str, int] | None = None
+    # BertForSequenceClassification's loss: "regression" (MSE), "single_label_classification"
+    # (cross-entropy) or "multi_label_classification" (BCE); None = inferred per call, as transformers does.
+    problem_type: str | None = None
     # --- run-time choices (not written to config.json) ------------------------
     # Which attention kernel BertSelfAttention uses: "eager" (the readable reference)
     # or "sdpa" (torch.nn.functional.scaled_dot_product_attention). transformers keeps
@@ -109,11 +118,36 @@ class BertConfig:
     # Unknown config.json keys, kept so that a load/save round trip loses nothing.
     extra: dict[str, Any] = field(default_factory=dict)
 
-    #: Fields that are choices of this process, not properties of the checkpoint.
-    _NOT_SERIALISED = ("attn_implementation", "extra")
+    #: Fields that are choices of this process, or derived, not written to config.json.
+    _NOT_SERIALISED = ("attn_implementation", "extra", "num_labels")
 
     def __post_init__(self) -> None:
+        self._settle_labels()
         self.validate()
+
+    def _settle_labels(self) -> None:
+        """Make num_labels, id2label and label2id agree, as transformers' PretrainedConfig does:
+        JSON object keys are strings, so id2label's keys are turned back into ints; a
+        num_labels that disagrees with id2label wins and rebuilds generic labels."""
+        if self.id2label is not None:
+            if not isinstance(self.id2label, dict):
+                raise ConfigError(f"BertConfig.id2label must be a mapping of class index to name, got {self.id2label!r}")
+            try:
+                self.id2label = {int(k): v for k, v in self.id2label.items()}
+            except (TypeError, ValueError):
+                raise ConfigError(f"BertConfig.id2label keys must be class indices, got {list(self.id2label)}") from None
+        if self.num_labels is None:
+            self.num_labels = len(self.id2label) if self.id2label is not None else 2
+        if isinstance(self.num_labels, bool) or not isinstance(self.num_labels, int) or self.num_labels <= 0:
+            raise ConfigError(f"BertConfig.num_labels must be a positive int, got {self.num_labels!r}")
+        if self.id2label is None or len(self.id2label) != self.num_labels:
+            if self.id2label is not None:
+                logger.warning("num_labels=%d disagrees with id2label (%d labels): using generic labels",
+                               self.num_labels, len(self.id2label))
+            self.id2label = {i: f"LABEL_{i}" for i in range(self.num_labels)}
+            self.label2id = None
+        if self.label2id is None:
+            self.label2id = {name: i for i, name in self.id2label.items()}
 
     # ------------------------------------------------------------------ checks
     def validate(self) -> None:
@@ -182,6 +216,9 @@ class BertConfig:
                 raise ConfigError(f"BertConfig.{name} must be true or false, got {getattr(self, name)!r}")
         if self.add_cross_attention and not self.is_decoder:
             raise ConfigError("BertConfig.add_cross_attention=True needs is_decoder=True: only a decoder cross-attends")
+        problem_types = (None, "regression", "single_label_classification", "multi_label_classification")
+        if self.problem_type not in problem_types:
+            raise ConfigError(f"BertConfig.problem_type {self.problem_type!r} is not one of {problem_types}")
         if not isinstance(self.attn_implementation, str):
             raise ConfigError(f"BertConfig.attn_implementation must be a string, got {self.attn_implementation!r}")
 

@@ -40,7 +40,18 @@ import torch
 from torch import nn
 
 from .configuration_bert import BertConfig
-from .modeling_outputs import BaseModelOutput, BaseModelOutputWithPoolingAndCrossAttentions
+from .modeling_outputs import (
+    BaseModelOutput,
+    BaseModelOutputWithPoolingAndCrossAttentions,
+    BertForPreTrainingOutput,
+    CausalLMOutputWithCrossAttentions,
+    MaskedLMOutput,
+    MultipleChoiceModelOutput,
+    NextSentencePredictorOutput,
+    QuestionAnsweringModelOutput,
+    SequenceClassifierOutput,
+    TokenClassifierOutput,
+)
 from .modeling_utils import (
     ACT2FN,
     PreTrainedModel,
@@ -512,6 +523,107 @@ class BertPooler(nn.Module):
 
 
 # ======================================================================================
+# Prediction heads (the modules under cls.*)
+# ======================================================================================
+
+
+class BertPredictionHeadTransform(nn.Module):
+    r"""$\text{LayerNorm}(\text{act}(X W + b))$: one more dense layer before the vocabulary projection.
+
+    (B, T, H) -> (B, T, H).
+
+    transformers: ``BertPredictionHeadTransform`` (unchanged 3.4 -> 5.x).
+    Google TF scope: ``cls/predictions/transform`` (``dense``, ``LayerNorm``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.transform_act_fn = ACT2FN[config.hidden_act]
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """(B, T, H) -> (B, T, H)."""
+        hidden_states = self.dense(hidden_states)  # (B, T, H)
+        hidden_states = self.transform_act_fn(hidden_states)
+        return self.LayerNorm(hidden_states)
+
+
+class BertLMPredictionHead(nn.Module):
+    r"""$\text{logits} = \text{Transform}(X)\,E^\top + b$: scores over the vocabulary.
+
+    (B, T, H) -> (B, T, V). The projection ``decoder`` shares its (V, H) weight with the
+    word embeddings E (Press & Wolf, 2017: input and output embeddings tied), so only the
+    per-token output bias ``bias`` is new. ``decoder.bias`` *is* ``bias`` (one Parameter
+    under two names), which is why the hub's checkpoints store only ``cls.predictions.bias``.
+
+    transformers: ``BertLMPredictionHead``. 3.4/4.x tie in ``__init__`` and ``_tie_weights``;
+    5.x declares the ties in ``_tied_weights_keys`` on the model classes.
+    Google TF scope: ``cls/predictions`` (``output_bias``; the decoder weight is
+    ``bert/embeddings/word_embeddings`` itself).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(config)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=True)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+        self.decoder.bias = self.bias  # one parameter, two names
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        """(B, T, H) -> (B, T, V)."""
+        hidden_states = self.transform(hidden_states)  # (B, T, H)
+        return self.decoder(hidden_states)  # (B, T, V)
+
+
+class BertOnlyMLMHead(nn.Module):
+    """The masked-LM head alone: (B, T, H) -> (B, T, V).
+
+    transformers: ``BertOnlyMLMHead``. Google TF scope: ``cls`` (``predictions``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.predictions = BertLMPredictionHead(config)
+
+    def forward(self, sequence_output: torch.Tensor) -> torch.Tensor:
+        return self.predictions(sequence_output)  # (B, T, V)
+
+
+class BertOnlyNSPHead(nn.Module):
+    r"""The next-sentence head alone: $\text{pooled}\,W + b$, (B, H) -> (B, 2).
+
+    transformers: ``BertOnlyNSPHead``. Google TF scope: ``cls/seq_relationship``
+    (``output_weights`` (2, H), ``output_bias``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.seq_relationship = nn.Linear(config.hidden_size, 2)
+
+    def forward(self, pooled_output: torch.Tensor) -> torch.Tensor:
+        return self.seq_relationship(pooled_output)  # (B, 2)
+
+
+class BertPreTrainingHeads(nn.Module):
+    """Both pre-training heads: (B, T, H), (B, H) -> (B, T, V) MLM scores, (B, 2) NSP scores.
+
+    transformers: ``BertPreTrainingHeads``. Google TF scope: ``cls``
+    (``predictions``, ``seq_relationship``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.predictions = BertLMPredictionHead(config)
+        self.seq_relationship = nn.Linear(config.hidden_size, 2)
+
+    def forward(self, sequence_output: torch.Tensor, pooled_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        prediction_scores = self.predictions(sequence_output)  # (B, T, V)
+        seq_relationship_score = self.seq_relationship(pooled_output)  # (B, 2)
+        return prediction_scores, seq_relationship_score
+
+
+# ======================================================================================
 # Pre-trained base class and the base model
 # ======================================================================================
 
@@ -691,3 +803,574 @@ def _check_index_range(name: str, ids: torch.Tensor, size: int, field_name: str)
         raise ValueError(
             f"{name} must lie in [0, {field_name}={size}), got values in [{int(ids.min())}, {int(ids.max())}]"
         )
+
+
+# ======================================================================================
+# Task models: BertModel + a head, each with its loss as transformers computes it
+# ======================================================================================
+#
+# Every head returns transformers' output dataclass (or its tuple with return_dict=False),
+# computes its loss only when labels are given, and ignores label -100 in token-level
+# losses (CrossEntropyLoss's default ignore_index), as transformers does.
+
+
+def _check_labels(name: str, labels: torch.Tensor, shape: tuple[int, ...], integer: bool) -> None:
+    """Labels must have the expected shape and kind; say which and what was expected."""
+    if not isinstance(labels, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(labels).__name__}")
+    if integer and (labels.dtype.is_floating_point or labels.dtype == torch.bool):
+        raise TypeError(f"{name} must hold integer class ids, got dtype {labels.dtype}")
+    if tuple(labels.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape} to match the logits, got {tuple(labels.shape)}")
+
+
+def _check_class_ids(name: str, labels: torch.Tensor, num_classes: int) -> None:
+    """Class ids lie in [0, num_classes) or are -100 (ignored)."""
+    valid = (labels == -100) | ((labels >= 0) & (labels < num_classes))
+    if not bool(valid.all()):
+        bad = labels[~valid][0].item()
+        raise ValueError(f"{name} must be in [0, {num_classes}) or -100 (ignored), got {bad}")
+
+
+class BertForPreTraining(BertPreTrainedModel):
+    r"""Google's pre-training objective: masked-LM + next-sentence prediction,
+    $\mathcal L = \text{CE}(\text{MLM logits}, \text{labels}) + \text{CE}(\text{NSP logits}, \text{next\_sentence\_label})$.
+
+    (B, T) ids -> (B, T, V) MLM logits and (B, 2) NSP logits.
+
+    transformers: ``BertForPreTraining`` (the loss is returned only when both label sets are given).
+    Google TF scope: ``bert`` + ``cls`` (``run_pretraining.py``).
+    """
+
+    _tied_weights_keys = {
+        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+        "cls.predictions.decoder.bias": "cls.predictions.bias",
+    }
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        self.bert = BertModel(config)
+        self.cls = BertPreTrainingHeads(config)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.cls.predictions.decoder
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        next_sentence_label: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> BertForPreTrainingOutput | tuple:
+        """
+        Args:
+            labels: (B, T) token ids to predict at masked positions, -100 elsewhere.
+            next_sentence_label: (B,) 0 if sentence B follows A, 1 if it is random.
+            (the rest as BertModel.forward)
+        """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        prediction_scores, seq_relationship_score = self.cls(outputs.last_hidden_state, outputs.pooler_output)
+
+        total_loss = None
+        if labels is not None and next_sentence_label is not None:
+            vocab = self.config.vocab_size
+            _check_labels("labels", labels, tuple(prediction_scores.shape[:2]), integer=True)
+            _check_labels("next_sentence_label", next_sentence_label, (prediction_scores.shape[0],), integer=True)
+            _check_class_ids("labels", labels, vocab)
+            _check_class_ids("next_sentence_label", next_sentence_label, 2)
+            loss_fct = nn.CrossEntropyLoss()
+            masked_lm_loss = loss_fct(prediction_scores.view(-1, vocab), labels.view(-1))  # (B*T, V) vs (B*T,)
+            next_sentence_loss = loss_fct(seq_relationship_score.view(-1, 2), next_sentence_label.view(-1))
+            total_loss = masked_lm_loss + next_sentence_loss
+
+        out = BertForPreTrainingOutput(
+            loss=total_loss,
+            prediction_logits=prediction_scores,
+            seq_relationship_logits=seq_relationship_score,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
+        return out if return_dict else out.to_tuple()
+
+
+class BertLMHeadModel(BertPreTrainedModel):
+    r"""Left-to-right language model: predict token t+1 from tokens <= t,
+    $\mathcal L = \text{CE}(\text{logits}_{:, :-1}, \text{labels}_{:, 1:})$.
+
+    (B, T) ids -> (B, T, V) logits. Needs ``config.is_decoder=True`` (causal self-attention).
+
+    transformers: ``BertLMHeadModel`` (4.x/5.x add a key/value cache for generation and
+    cross-attention; 5.x computes the same loss through ``ForCausalLMLoss``).
+    Google TF scope: none (Google released no decoder BERT).
+    """
+
+    _tied_weights_keys = {
+        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+        "cls.predictions.decoder.bias": "cls.predictions.bias",
+    }
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        if not config.is_decoder:
+            logger.warning("BertLMHeadModel is meant to be a decoder: build it with is_decoder=True for causal attention")
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.cls = BertOnlyMLMHead(config)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.cls.predictions.decoder
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> CausalLMOutputWithCrossAttentions | tuple:
+        """
+        Args:
+            labels: (B, T) the input ids themselves (the shift happens here), -100 to ignore.
+            (the rest as BertModel.forward)
+        """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
+
+        loss = None
+        if labels is not None:
+            _check_labels("labels", labels, tuple(prediction_scores.shape[:2]), integer=True)
+            _check_class_ids("labels", labels, self.config.vocab_size)
+            # Position t predicts token t+1: drop the last prediction and the first label.
+            shifted_scores = prediction_scores[:, :-1, :].contiguous()  # (B, T-1, V)
+            shifted_labels = labels[:, 1:].contiguous()  # (B, T-1)
+            loss = nn.functional.cross_entropy(
+                shifted_scores.view(-1, self.config.vocab_size).float(), shifted_labels.view(-1)
+            )
+
+        out = CausalLMOutputWithCrossAttentions(
+            loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return out if return_dict else out.to_tuple()
+
+
+class BertForMaskedLM(BertPreTrainedModel):
+    r"""Masked-LM: predict the original token at masked positions,
+    $\mathcal L = \text{CE}(\text{logits}, \text{labels})$ over positions whose label is not -100.
+
+    (B, T) ids -> (B, T, V) logits. No pooler (its checkpoints have none).
+
+    transformers: ``BertForMaskedLM``. Google TF scope: ``bert`` + ``cls/predictions``.
+    """
+
+    _tied_weights_keys = {
+        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+        "cls.predictions.decoder.bias": "cls.predictions.bias",
+    }
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        if config.is_decoder:
+            logger.warning("BertForMaskedLM is bidirectional: build it with is_decoder=False")
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.cls = BertOnlyMLMHead(config)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.cls.predictions.decoder
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> MaskedLMOutput | tuple:
+        """
+        Args:
+            labels: (B, T) original ids at masked positions, -100 elsewhere.
+            (the rest as BertModel.forward)
+        """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
+
+        loss = None
+        if labels is not None:
+            _check_labels("labels", labels, tuple(prediction_scores.shape[:2]), integer=True)
+            _check_class_ids("labels", labels, self.config.vocab_size)
+            loss = nn.CrossEntropyLoss()(prediction_scores.view(-1, self.config.vocab_size), labels.view(-1))
+
+        out = MaskedLMOutput(
+            loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return out if return_dict else out.to_tuple()
+
+
+class BertForNextSentencePrediction(BertPreTrainedModel):
+    r"""Is sentence B the continuation of sentence A? $\text{softmax}(\text{pooled}\,W + b)$ over {yes, no}.
+
+    (B, T) ids -> (B, 2) logits.
+
+    transformers: ``BertForNextSentencePrediction``. Google TF scope: ``bert`` + ``cls/seq_relationship``.
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        self.bert = BertModel(config)
+        self.cls = BertOnlyNSPHead(config)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> NextSentencePredictorOutput | tuple:
+        """
+        Args:
+            labels: (B,) 0 if sentence B follows A, 1 if it is random.
+            (the rest as BertModel.forward)
+        """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        seq_relationship_scores = self.cls(outputs.pooler_output)  # (B, 2)
+
+        loss = None
+        if labels is not None:
+            _check_labels("labels", labels, (seq_relationship_scores.shape[0],), integer=True)
+            _check_class_ids("labels", labels, 2)
+            loss = nn.CrossEntropyLoss()(seq_relationship_scores.view(-1, 2), labels.view(-1))
+
+        out = NextSentencePredictorOutput(
+            loss=loss, logits=seq_relationship_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return out if return_dict else out.to_tuple()
+
+
+class BertForSequenceClassification(BertPreTrainedModel):
+    r"""Classify (or regress) the whole input from the pooled [CLS] vector:
+    $\text{logits} = \text{Dropout}(\text{pooled})\,W + b$, (B, T) ids -> (B, C).
+
+    The loss follows ``config.problem_type``, or is inferred per call as transformers does:
+    C = 1 -> regression (MSE); integer labels -> single-label (cross-entropy); float
+    labels -> multi-label (BCE with logits).
+
+    transformers: ``BertForSequenceClassification`` (transformers also writes the inferred
+    problem_type into the config; this class leaves the config untouched).
+    Google TF scope: ``bert`` + top-level ``output_weights`` / ``output_bias`` (``run_classifier.py``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.bert = BertModel(config)
+        # classifier_dropout None falls back to the hidden dropout, as in transformers.
+        dropout = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def problem_type_for(self, labels: torch.Tensor) -> str:
+        """The loss this call uses: config.problem_type, or transformers' inference rule."""
+        if self.config.problem_type is not None:
+            return self.config.problem_type
+        if self.num_labels == 1:
+            return "regression"
+        if labels.dtype in (torch.long, torch.int):
+            return "single_label_classification"
+        return "multi_label_classification"
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> SequenceClassifierOutput | tuple:
+        """
+        Args:
+            labels: (B,) class ids (single-label), (B,) or (B, 1) floats (regression, C = 1),
+                (B, C) floats in [0, 1] (multi-label).
+            (the rest as BertModel.forward)
+        """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        pooled_output = self.dropout(outputs.pooler_output)  # (B, H)
+        logits = self.classifier(pooled_output)  # (B, C)
+
+        loss = None
+        if labels is not None:
+            batch = logits.shape[0]
+            problem_type = self.problem_type_for(labels)
+            if problem_type == "regression":
+                if not labels.dtype.is_floating_point:
+                    raise TypeError(f"labels for regression must be floats, got dtype {labels.dtype}")
+                if self.num_labels == 1:
+                    if labels.numel() != batch:
+                        raise ValueError(f"labels for regression must have shape ({batch},) or ({batch}, 1), got {tuple(labels.shape)}")
+                    loss = nn.MSELoss()(logits.squeeze(), labels.squeeze())
+                else:
+                    _check_labels("labels", labels, tuple(logits.shape), integer=False)
+                    loss = nn.MSELoss()(logits, labels)
+            elif problem_type == "single_label_classification":
+                _check_labels("labels", labels, (batch,), integer=True)
+                _check_class_ids("labels", labels, self.num_labels)
+                loss = nn.CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.view(-1))
+            else:  # multi_label_classification
+                _check_labels("labels", labels, tuple(logits.shape), integer=False)
+                loss = nn.BCEWithLogitsLoss()(logits, labels)
+
+        out = SequenceClassifierOutput(
+            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return out if return_dict else out.to_tuple()
+
+
+class BertForMultipleChoice(BertPreTrainedModel):
+    r"""Score each of K candidate continuations, softmax over the K:
+    (B, K, T) ids -> each (B*K, T) row encoded -> pooled -> one score -> (B, K) logits.
+
+    transformers: ``BertForMultipleChoice``. Google TF scope: none in google-research/bert
+    (SWAG was run with ``run_classifier.py``-style code).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        self.bert = BertModel(config)
+        dropout = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(config.hidden_size, 1)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> MultipleChoiceModelOutput | tuple:
+        """
+        Args:
+            input_ids, attention_mask, token_type_ids, position_ids: (B, K, T).
+            inputs_embeds: (B, K, T, H).
+            labels: (B,) index of the right choice in [0, K).
+
+        Returns:
+            logits (B, K).
+        """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        reference = input_ids if input_ids is not None else inputs_embeds
+        if reference is None:
+            raise ValueError("pass exactly one of input_ids or inputs_embeds")
+        expected_dim = 3 if input_ids is not None else 4
+        if reference.dim() != expected_dim:
+            what = ("input_ids must be (batch, num_choices, seq)" if input_ids is not None
+                    else "inputs_embeds must be (batch, num_choices, seq, hidden)")
+            raise ValueError(f"{what}, got shape {tuple(reference.shape)}")
+        num_choices = reference.shape[1]
+
+        def flat(t: torch.Tensor | None) -> torch.Tensor | None:
+            return None if t is None else t.reshape(-1, t.size(-1))  # (B, K, T) -> (B*K, T)
+
+        outputs = self.bert(
+            flat(input_ids), flat(attention_mask), flat(token_type_ids), flat(position_ids),
+            inputs_embeds=None if inputs_embeds is None else inputs_embeds.reshape(-1, *inputs_embeds.shape[-2:]),
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        pooled_output = self.dropout(outputs.pooler_output)  # (B*K, H)
+        logits = self.classifier(pooled_output)  # (B*K, 1)
+        reshaped_logits = logits.view(-1, num_choices)  # (B, K)
+
+        loss = None
+        if labels is not None:
+            _check_labels("labels", labels, (reshaped_logits.shape[0],), integer=True)
+            _check_class_ids("labels", labels, num_choices)
+            loss = nn.CrossEntropyLoss()(reshaped_logits, labels)
+
+        out = MultipleChoiceModelOutput(
+            loss=loss, logits=reshaped_logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return out if return_dict else out.to_tuple()
+
+
+class BertForTokenClassification(BertPreTrainedModel):
+    r"""Label every token (NER, POS): $\text{logits}_t = \text{Dropout}(h_t)\,W + b$, (B, T) ids -> (B, T, C).
+
+    transformers: ``BertForTokenClassification`` (no pooler). Google TF scope: none in
+    google-research/bert (its NER recipes are third-party).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.bert = BertModel(config, add_pooling_layer=False)
+        dropout = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> TokenClassifierOutput | tuple:
+        """
+        Args:
+            labels: (B, T) class ids, -100 for tokens to ignore (padding, word-piece continuations).
+            (the rest as BertModel.forward)
+        """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        sequence_output = self.dropout(outputs.last_hidden_state)  # (B, T, H)
+        logits = self.classifier(sequence_output)  # (B, T, C)
+
+        loss = None
+        if labels is not None:
+            _check_labels("labels", labels, tuple(logits.shape[:2]), integer=True)
+            _check_class_ids("labels", labels, self.num_labels)
+            loss = nn.CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.view(-1))
+
+        out = TokenClassifierOutput(
+            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return out if return_dict else out.to_tuple()
+
+
+class BertForQuestionAnswering(BertPreTrainedModel):
+    r"""Extractive QA (SQuAD): score each token as the answer's start and end,
+    $[s_t, e_t] = h_t W + b$, (B, T) ids -> (B, T) start logits, (B, T) end logits.
+
+    Loss: mean of the start and end cross-entropies over positions. Positions outside the
+    sequence are clamped to T and ignored (transformers' rule, for answers truncated away).
+
+    transformers: ``BertForQuestionAnswering`` (no pooler).
+    Google TF scope: ``bert`` + ``cls/squad`` (``output_weights`` (2, H), ``output_bias``; ``run_squad.py``).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.qa_outputs = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        *,
+        inputs_embeds: torch.Tensor | None = None,
+        start_positions: torch.Tensor | None = None,
+        end_positions: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> QuestionAnsweringModelOutput | tuple:
+        """
+        Args:
+            start_positions, end_positions: (B,) token index of the answer span's first / last token.
+            (the rest as BertModel.forward)
+        """
+        if self.num_labels != 2:
+            raise ValueError(f"BertForQuestionAnswering needs config.num_labels=2 (start, end), got {self.num_labels}")
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.bert(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+        )
+        logits = self.qa_outputs(outputs.last_hidden_state)  # (B, T, 2)
+        start_logits, end_logits = logits.split(1, dim=-1)  # 2 x (B, T, 1)
+        start_logits = start_logits.squeeze(-1).contiguous()  # (B, T)
+        end_logits = end_logits.squeeze(-1).contiguous()  # (B, T)
+
+        total_loss = None
+        if start_positions is not None and end_positions is not None:
+            batch, seq_length = start_logits.shape
+            positions = []
+            for name, pos in (("start_positions", start_positions), ("end_positions", end_positions)):
+                if isinstance(pos, torch.Tensor) and pos.dim() > 1:
+                    pos = pos.squeeze(-1)  # (B, 1) from multi-GPU gathering, as transformers accepts
+                _check_labels(name, pos, (batch,), integer=True)
+                # Answers truncated out of the window are clamped to T, an index CE then ignores.
+                positions.append(pos.clamp(0, seq_length))
+            loss_fct = nn.CrossEntropyLoss(ignore_index=seq_length)
+            start_loss = loss_fct(start_logits, positions[0])
+            end_loss = loss_fct(end_logits, positions[1])
+            total_loss = (start_loss + end_loss) / 2
+
+        out = QuestionAnsweringModelOutput(
+            loss=total_loss,
+            start_logits=start_logits,
+            end_logits=end_logits,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+        )
+        return out if return_dict else out.to_tuple()

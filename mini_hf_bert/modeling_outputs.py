@@ -83,3 +83,97 @@ class BaseModelOutputWithPoolingAndCrossAttentions(ModelOutput):
     past_key_values: tuple[Any, ...] | None = None
     attentions: tuple[torch.Tensor, ...] | None = None
     cross_attentions: tuple[torch.Tensor, ...] | None = None
+
+
+# --------------------------------------------------------------------------------------
+# Task-head outputs. Shapes: V vocabulary, C num_labels (or choices), L layers.
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class BertForPreTrainingOutput(ModelOutput):
+    """BertForPreTraining: loss = MLM cross-entropy + NSP cross-entropy (when both label sets are given).
+
+    Attributes:
+        prediction_logits: (B, T, V) masked-LM scores before softmax.
+        seq_relationship_logits: (B, 2) next-sentence scores (0 = B follows A, 1 = random).
+    """
+
+    loss: torch.Tensor | None = None
+    prediction_logits: torch.Tensor | None = None
+    seq_relationship_logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class MaskedLMOutput(ModelOutput):
+    """BertForMaskedLM. logits: (B, T, V)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class CausalLMOutputWithCrossAttentions(ModelOutput):
+    """BertLMHeadModel. logits: (B, T, V); loss on next-token prediction (labels shifted left by one)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    past_key_values: tuple[Any, ...] | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+    cross_attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class NextSentencePredictorOutput(ModelOutput):
+    """BertForNextSentencePrediction. logits: (B, 2)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class SequenceClassifierOutput(ModelOutput):
+    """BertForSequenceClassification. logits: (B, C)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class MultipleChoiceModelOutput(ModelOutput):
+    """BertForMultipleChoice. logits: (B, num_choices)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class TokenClassifierOutput(ModelOutput):
+    """BertForTokenClassification. logits: (B, T, C)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class QuestionAnsweringModelOutput(ModelOutput):
+    """BertForQuestionAnswering. start_logits, end_logits: (B, T) span-boundary scores."""
+
+    loss: torch.Tensor | None = None
+    start_logits: torch.Tensor | None = None
+    end_logits: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None

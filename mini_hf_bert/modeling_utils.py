@@ -270,6 +270,9 @@ class PreTrainedModel(nn.Module):
     #: Key prefixes a checkpoint may lack; their modules are initialised anew with a
     #: warning (e.g. the pooler, absent from checkpoints saved by a masked-LM model).
     _keys_to_init_if_missing: tuple[str, ...] = ()
+    #: Tied parameters, target name -> source name (transformers 5.x's declaration): the
+    #: target *is* the source Parameter, so files store the source only.
+    _tied_weights_keys: dict[str, str] = {}
 
     def __init__(self, config) -> None:
         super().__init__()
@@ -280,8 +283,72 @@ class PreTrainedModel(nn.Module):
 
     # ------------------------------------------------------------------ init
     def post_init(self) -> None:
-        """Initialise every weight; called at the end of each subclass ``__init__``."""
+        """Initialise every weight, then tie; called at the end of each subclass ``__init__``."""
         self.apply(self._init_weights)
+        self.tie_weights()
+
+    # ------------------------------------------------------------------ ties
+    def get_input_embeddings(self) -> nn.Embedding:
+        base = getattr(self, self.base_model_prefix, None)
+        if base is None:
+            raise NotImplementedError(f"{type(self).__name__} has no input embeddings")
+        return base.get_input_embeddings()
+
+    def get_output_embeddings(self) -> nn.Linear | None:
+        """The vocabulary projection of an LM head, or None for models without one."""
+        return None
+
+    def tied_weights(self) -> dict[str, str]:
+        """The ties in force: ``_tied_weights_keys``, less the word-embedding tie when
+        ``config.tie_word_embeddings`` is false."""
+        if self.config.tie_word_embeddings or not self._tied_weights_keys:
+            return dict(self._tied_weights_keys)
+        embedding = self.get_input_embeddings().weight
+        return {t: s for t, s in self._tied_weights_keys.items() if self.get_parameter(s) is not embedding}
+
+    def tie_weights(self) -> None:
+        """Make each tied target the very same Parameter as its source."""
+        for target, source in self.tied_weights().items():
+            module_name, _, attr = target.rpartition(".")
+            setattr(self.get_submodule(module_name), attr, self.get_parameter(source))
+
+    def resize_token_embeddings(self, new_num_tokens: int) -> nn.Embedding:
+        """Grow or shrink the vocabulary to ``new_num_tokens`` rows, keeping the first rows'
+        values, initialising new ones, and keeping the LM head's ties (weight and bias)."""
+        if isinstance(new_num_tokens, bool) or not isinstance(new_num_tokens, int) or new_num_tokens <= 0:
+            raise ValueError(f"new_num_tokens must be a positive int, got {new_num_tokens!r}")
+        pad = self.config.pad_token_id
+        if pad is not None and pad >= new_num_tokens:
+            raise ValueError(f"new_num_tokens={new_num_tokens} would drop the padding row (pad_token_id={pad})")
+        old = self.get_input_embeddings()
+        new = nn.Embedding(new_num_tokens, old.embedding_dim, padding_idx=old.padding_idx,
+                           device=old.weight.device, dtype=old.weight.dtype)
+        self._init_weights(new)
+        keep = min(old.num_embeddings, new_num_tokens)
+        with torch.no_grad():
+            new.weight[:keep] = old.weight[:keep]
+        getattr(self, self.base_model_prefix, self).set_input_embeddings(new)
+        head = self.get_output_embeddings()
+        if head is not None:
+            head_name = next(name for name, module in self.named_modules() if module is head)  # cls.predictions.decoder
+            decoder = nn.Linear(head.in_features, new_num_tokens, device=head.weight.device, dtype=head.weight.dtype)
+            if head_name + ".weight" not in self.tied_weights():  # an untied head keeps its own rows
+                self._init_weights(decoder)
+                with torch.no_grad():
+                    decoder.weight[:keep] = head.weight[:keep]
+            parent, _, attr = head_name.rpartition(".")
+            setattr(self.get_submodule(parent), attr, decoder)  # a tied weight is re-tied below
+            bias_source = self._tied_weights_keys.get(head_name + ".bias")  # cls.predictions.bias
+            if bias_source is not None:
+                old_bias = self.get_parameter(bias_source)
+                bias = nn.Parameter(torch.zeros(new_num_tokens, device=old_bias.device, dtype=old_bias.dtype))
+                with torch.no_grad():
+                    bias[:keep] = old_bias[:keep]
+                parent, _, attr = bias_source.rpartition(".")
+                setattr(self.get_submodule(parent), attr, bias)
+        self.config.vocab_size = new_num_tokens
+        self.tie_weights()
+        return new
 
     def _init_weights(self, module: nn.Module) -> None:
         raise NotImplementedError
@@ -326,7 +393,8 @@ class PreTrainedModel(nn.Module):
         os.makedirs(save_directory, exist_ok=True)
         config = dataclasses.replace(self.config, architectures=[type(self).__name__])
         config.save_pretrained(save_directory)
-        state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
+        tied = self.tied_weights()  # stored once, under the source's name
+        state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items() if k not in tied}
         name = SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME
         path = os.path.join(save_directory, name)
         tmp = path + ".tmp"  # write then rename: an interrupted save never leaves a truncated file
@@ -450,6 +518,13 @@ class PreTrainedModel(nn.Module):
         from .checkpoints.errors import CheckpointError
 
         expected = self.state_dict()
+        tensors = dict(tensors)
+        for target, source in self.tied_weights().items():
+            expected.pop(target, None)  # filled through its source
+            copy = tensors.pop(target, None)
+            if copy is not None and source in tensors and not torch.equal(copy, tensors[source]):
+                logger.warning("%s: %s differs from %s, to which it is tied; using %s",
+                               source, name_in_file(target), name_in_file(source), name_in_file(source))
         missing = [k for k in expected if k not in tensors]
         unexpected = [name_in_file(k) for k in tensors if k not in expected]
         mismatched = [
