@@ -95,6 +95,9 @@ class BertConfig:
     use_cache: bool = True  # decoder mode: return key/value caches
     classifier_dropout: float | None = None  # heads: None falls back to hidden_dropout_prob
     tie_word_embeddings: bool = True  # MLM decoder shares the word-embedding matrix
+    # Attention heads removed by prune_heads, {layer: [original head indices]}; re-applied
+    # when a model is built, so a pruned checkpoint's smaller matrices fit.
+    pruned_heads: dict[int, list[int]] = field(default_factory=dict)
     # --- output defaults (transformers' PretrainedConfig fields) --------------
     output_attentions: bool = False
     output_hidden_states: bool = False
@@ -124,6 +127,22 @@ class BertConfig:
     def __post_init__(self) -> None:
         self._settle_labels()
         self.validate()
+        self._settle_pruned_heads()
+
+    def _settle_pruned_heads(self) -> None:
+        """JSON object keys are strings: turn pruned_heads' layer keys back into ints, and check them."""
+        if not isinstance(self.pruned_heads, dict):
+            raise ConfigError(f"BertConfig.pruned_heads must map layer -> list of heads, got {self.pruned_heads!r}")
+        try:
+            self.pruned_heads = {int(layer): sorted({int(h) for h in heads}) for layer, heads in self.pruned_heads.items()}
+        except (TypeError, ValueError):
+            raise ConfigError(f"BertConfig.pruned_heads must map layer -> list of head indices, got {self.pruned_heads!r}") from None
+        for layer, heads in self.pruned_heads.items():
+            if not 0 <= layer < self.num_hidden_layers:
+                raise ConfigError(f"BertConfig.pruned_heads names layer {layer}; the model has layers 0..{self.num_hidden_layers - 1}")
+            bad = [h for h in heads if not 0 <= h < self.num_attention_heads]
+            if bad:
+                raise ConfigError(f"BertConfig.pruned_heads[{layer}] names head {bad[0]}; layers have heads 0..{self.num_attention_heads - 1}")
 
     def _settle_labels(self) -> None:
         """Make num_labels, id2label and label2id agree, as transformers' PretrainedConfig does:

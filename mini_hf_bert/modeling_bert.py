@@ -58,6 +58,8 @@ from .modeling_utils import (
     apply_chunking_to_forward,
     check_shape,
     get_extended_attention_mask,
+    get_head_mask,
+    prune_linear_layer,
 )
 
 logger = logging.getLogger(__name__)
@@ -154,9 +156,11 @@ def eager_attention_forward(
     attention_mask: torch.Tensor | None,
     scaling: float,
     dropout: nn.Dropout,
+    head_mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""$\operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt D} + M\right) V$, step by step.
 
+    ``head_mask`` (1, N, 1, 1) multiplies each head's probabilities (0 silences a head).
     Returns the context (B, N, T, D) and the attention probabilities (B, N, T, S).
     """
     # Scores: how much each query position attends each key position. Scaled by 1/sqrt(D)
@@ -175,6 +179,8 @@ def eager_attention_forward(
     # Dropout on the probabilities drops whole keys for a query; from the original
     # Transformer (Vaswani et al., 2017), kept by BERT.
     probs = dropout(probs)
+    if head_mask is not None:
+        probs = probs * head_mask  # (B, N, T, S) * (1, N, 1, 1); after dropout, as in transformers
     context = torch.matmul(probs, value)  # (B, N, T, S) @ (B, N, S, D) -> (B, N, T, D)
     return context, probs
 
@@ -187,9 +193,13 @@ def sdpa_attention_forward(
     attention_mask: torch.Tensor | None,
     scaling: float,
     dropout: nn.Dropout,
+    head_mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, None]:
     """The same function through PyTorch's fused kernel; it never materialises the
-    probabilities, so it returns None for them."""
+    probabilities, so it returns None for them and cannot apply a head mask (callers
+    fall back to eager for either)."""
+    if head_mask is not None:
+        raise ValueError("sdpa attention cannot apply a head_mask; use the eager implementation")
     context = nn.functional.scaled_dot_product_attention(
         query,
         key,
@@ -252,12 +262,14 @@ class BertSelfAttention(nn.Module):
         self,
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """
         Args:
             hidden_states: (B, T, H).
             attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T), from get_extended_attention_mask.
+            head_mask: (1, N, 1, 1) multiplier per head (forces the eager path).
             output_attentions: also return the probabilities (forces the eager path).
 
         Returns:
@@ -268,11 +280,14 @@ class BertSelfAttention(nn.Module):
         value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, T, D)
 
         implementation = self.config.attn_implementation
-        if output_attentions and implementation != "eager":
-            # Only the eager path materialises the probabilities (transformers falls back the same way).
+        if (output_attentions or head_mask is not None) and implementation != "eager":
+            # Only the eager path materialises the probabilities, to return or to mask by
+            # head (transformers 4.x's sdpa class falls back the same way).
             implementation = "eager"
         attention_fn = BERT_ATTENTION_FUNCTIONS[implementation]
-        context, probs = attention_fn(self, query, key, value, attention_mask, self.scaling, self.dropout)  # (B, N, T, D)
+        context, probs = attention_fn(
+            self, query, key, value, attention_mask, self.scaling, self.dropout, head_mask=head_mask
+        )  # (B, N, T, D)
 
         batch_size, _, seq_length, _ = context.shape
         context = context.transpose(1, 2).contiguous()  # (B, T, N, D)
@@ -327,23 +342,46 @@ class BertAttention(nn.Module):
         super().__init__()
         self.self = BertSelfAttention(config)
         self.output = BertSelfOutput(config)
+        self.pruned_heads: set[int] = set()  # original indices of heads removed so far
+
+    def prune_heads(self, heads: list[int]) -> None:
+        """Remove heads (original indices) for good: Q, K, V lose their rows, the output
+        projection its input columns; N and N*D shrink."""
+        remaining = [h for h in range(self.self.num_attention_heads + len(self.pruned_heads)) if h not in self.pruned_heads]
+        new = sorted(set(heads) - self.pruned_heads)
+        if not new:
+            return
+        head_size = self.self.attention_head_size
+        keep = [position for position, h in enumerate(remaining) if h not in new]  # positions in the current layout
+        index = torch.cat([torch.arange(p * head_size, (p + 1) * head_size) for p in keep]) if keep else torch.zeros(0, dtype=torch.long)
+        self.self.query = prune_linear_layer(self.self.query, index)  # (N'D, H)
+        self.self.key = prune_linear_layer(self.self.key, index)
+        self.self.value = prune_linear_layer(self.self.value, index)
+        self.output.dense = prune_linear_layer(self.output.dense, index, dim=1)  # (H, N'D)
+        self.self.num_attention_heads = len(keep)
+        self.self.all_head_size = head_size * len(keep)
+        self.pruned_heads |= set(new)
 
     def forward(
         self,
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """
         Args:
             hidden_states: (B, T, H).
             attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            head_mask: (1, N, 1, 1) multiplier per head, or None.
             output_attentions: also return the probabilities.
 
         Returns:
             (B, T, H) output and (B, N, T, T) probabilities or None.
         """
-        context, probs = self.self(hidden_states, attention_mask, output_attentions=output_attentions)  # (B, T, H)
+        context, probs = self.self(
+            hidden_states, attention_mask, head_mask=head_mask, output_attentions=output_attentions
+        )  # (B, T, H)
         attention_output = self.output(context, hidden_states)  # (B, T, H)
         return attention_output, probs
 
@@ -426,18 +464,22 @@ class BertLayer(nn.Module):
         self,
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         output_attentions: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """
         Args:
             hidden_states: (B, T, H).
             attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            head_mask: (1, N, 1, 1) multiplier per head, or None.
             output_attentions: also return the probabilities.
 
         Returns:
             (B, T, H) layer output and (B, N, T, T) probabilities or None.
         """
-        attention_output, probs = self.attention(hidden_states, attention_mask, output_attentions=output_attentions)
+        attention_output, probs = self.attention(
+            hidden_states, attention_mask, head_mask=head_mask, output_attentions=output_attentions
+        )
         layer_output = apply_chunking_to_forward(
             self.feed_forward_chunk, self.chunk_size_feed_forward, self.seq_len_dim, attention_output
         )  # (B, T, H)
@@ -467,6 +509,7 @@ class BertEncoder(nn.Module):
         self,
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
+        head_mask: list[torch.Tensor | None] | None = None,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
         return_dict: bool = True,
@@ -475,6 +518,7 @@ class BertEncoder(nn.Module):
         Args:
             hidden_states: (B, T, H) embeddings.
             attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            head_mask: one (1, N, 1, 1) multiplier (or None) per layer, from get_head_mask.
             output_attentions / output_hidden_states: collect every layer's probabilities / outputs.
             return_dict: a BaseModelOutput, or the tuple of its non-None fields.
 
@@ -483,8 +527,11 @@ class BertEncoder(nn.Module):
         """
         all_hidden_states = (hidden_states,) if output_hidden_states else None  # the embeddings first
         all_attentions = () if output_attentions else None
-        for layer_module in self.layer:
-            hidden_states, probs = layer_module(hidden_states, attention_mask, output_attentions=output_attentions)
+        head_mask = head_mask if head_mask is not None else [None] * len(self.layer)
+        for layer_module, layer_head_mask in zip(self.layer, head_mask):
+            hidden_states, probs = layer_module(
+                hidden_states, attention_mask, head_mask=layer_head_mask, output_attentions=output_attentions
+            )
             if output_hidden_states:
                 all_hidden_states = all_hidden_states + (hidden_states,)
             if output_attentions:
@@ -682,6 +729,12 @@ class BertModel(BertPreTrainedModel):
         self.encoder = BertEncoder(config)
         self.pooler = BertPooler(config) if add_pooling_layer else None
         self.post_init()
+        if config.pruned_heads:  # a pruned checkpoint: shrink to its shapes before loading
+            self._prune_heads(config.pruned_heads)
+
+    def _prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
+        for layer, heads in heads_to_prune.items():
+            self.encoder.layer[layer].attention.prune_heads(heads)
 
     def get_input_embeddings(self) -> nn.Embedding:
         return self.embeddings.word_embeddings
@@ -699,6 +752,7 @@ class BertModel(BertPreTrainedModel):
         # Keyword-only from here: transformers 4.x has head_mask in the 5th position and
         # 5.x has inputs_embeds there, so a positional call would mean different things.
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -711,6 +765,7 @@ class BertModel(BertPreTrainedModel):
             token_type_ids: (B, T) segment ids in [0, type_vocab_size). Default 0.
             position_ids: (B, T) or (1, T) positions in [0, max_position_embeddings). Default 0..T-1.
             inputs_embeds: (B, T, H) vectors to use instead of the word-embedding lookup.
+            head_mask: (N,) or (L, N), 1 keeps a head and 0 silences it (eager path; 4.x only in transformers).
             output_attentions: return every layer's (B, N, T, T) probabilities (eager path).
             output_hidden_states: return the embeddings and every layer's (B, T, H) output.
             return_dict: a BaseModelOutputWithPoolingAndCrossAttentions (default) or a tuple
@@ -741,9 +796,13 @@ class BertModel(BertPreTrainedModel):
                 is_decoder=config.is_decoder,
             )  # (B, 1, 1, T) or (B, 1, T, T); no mask at all = attend everywhere, and lets sdpa skip it
 
+        layer_head_masks = get_head_mask(
+            head_mask, config.num_hidden_layers, config.num_attention_heads, embedding_output.dtype
+        )  # L x (1, N, 1, 1) or L x None
         encoder_outputs = self.encoder(
             embedding_output,
             attention_mask=extended_attention_mask,
+            head_mask=layer_head_masks,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
             return_dict=True,
@@ -864,6 +923,7 @@ class BertForPreTraining(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         next_sentence_label: torch.Tensor | None = None,
         output_attentions: bool | None = None,
@@ -878,7 +938,7 @@ class BertForPreTraining(BertPreTrainedModel):
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         prediction_scores, seq_relationship_score = self.cls(outputs.last_hidden_state, outputs.pooler_output)
@@ -940,6 +1000,7 @@ class BertLMHeadModel(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -952,7 +1013,7 @@ class BertLMHeadModel(BertPreTrainedModel):
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
@@ -1007,6 +1068,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1019,7 +1081,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
@@ -1058,6 +1120,7 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1070,7 +1133,7 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         seq_relationship_scores = self.cls(outputs.pooler_output)  # (B, 2)
@@ -1128,6 +1191,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1141,7 +1205,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         pooled_output = self.dropout(outputs.pooler_output)  # (B, H)
@@ -1199,6 +1263,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1230,7 +1295,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
         outputs = self.bert(
             flat(input_ids), flat(attention_mask), flat(token_type_ids), flat(position_ids),
             inputs_embeds=None if inputs_embeds is None else inputs_embeds.reshape(-1, *inputs_embeds.shape[-2:]),
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            head_mask=head_mask, output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         pooled_output = self.dropout(outputs.pooler_output)  # (B*K, H)
         logits = self.classifier(pooled_output)  # (B*K, 1)
@@ -1272,6 +1337,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1284,7 +1350,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         sequence_output = self.dropout(outputs.last_hidden_state)  # (B, T, H)
@@ -1328,6 +1394,7 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         *,
         inputs_embeds: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
         output_attentions: bool | None = None,
@@ -1343,7 +1410,7 @@ class BertForQuestionAnswering(BertPreTrainedModel):
             raise ValueError(f"BertForQuestionAnswering needs config.num_labels=2 (start, end), got {self.num_labels}")
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         logits = self.qa_outputs(outputs.last_hidden_state)  # (B, T, 2)

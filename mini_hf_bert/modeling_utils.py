@@ -238,6 +238,51 @@ def apply_chunking_to_forward(
 
 
 # --------------------------------------------------------------------------------------
+# Head pruning
+# --------------------------------------------------------------------------------------
+
+
+def prune_linear_layer(layer: nn.Linear, index: torch.Tensor, dim: int = 0) -> nn.Linear:
+    """A new Linear keeping only ``index`` along ``dim`` of the weight (0: outputs, 1: inputs).
+
+    Pruning heads keeps the rows of Q, K, V for the surviving heads (dim 0) and the
+    matching input columns of the output projection (dim 1).
+    """
+    weight = layer.weight.index_select(dim, index).detach().clone()
+    bias = layer.bias.detach().clone() if dim == 1 else layer.bias[index].detach().clone()
+    out_features, in_features = weight.shape
+    new = nn.Linear(in_features, out_features, device=weight.device, dtype=weight.dtype)
+    with torch.no_grad():
+        new.weight.copy_(weight)
+        new.bias.copy_(bias)
+    return new
+
+
+def get_head_mask(
+    head_mask: torch.Tensor | None, num_hidden_layers: int, num_attention_heads: int, dtype: torch.dtype
+) -> list[torch.Tensor | None]:
+    """(N,) or (L, N) head mask -> one (1, N, 1, 1) multiplier per layer, broadcast over
+    (B, N, T, S) attention probabilities; None -> [None] * L.
+
+    1 keeps a head, 0 silences it (Michel et al., 2019, "Are Sixteen Heads Really Better than One?").
+    """
+    if head_mask is None:
+        return [None] * num_hidden_layers
+    if not isinstance(head_mask, torch.Tensor):
+        raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
+    shape = tuple(head_mask.shape)
+    if shape == (num_attention_heads,):
+        head_mask = head_mask.expand(num_hidden_layers, -1)  # (L, N): the same mask for every layer
+    elif shape != (num_hidden_layers, num_attention_heads):
+        raise ValueError(
+            f"head_mask must be (num_heads,) = ({num_attention_heads},) or (num_layers, num_heads) = "
+            f"({num_hidden_layers}, {num_attention_heads}), got shape {shape}"
+        )
+    head_mask = head_mask.to(dtype)
+    return [head_mask[i][None, :, None, None] for i in range(num_hidden_layers)]  # L x (1, N, 1, 1)
+
+
+# --------------------------------------------------------------------------------------
 # PreTrainedModel: loading, saving, initialisation
 # --------------------------------------------------------------------------------------
 
@@ -286,6 +331,22 @@ class PreTrainedModel(nn.Module):
         """Initialise every weight, then tie; called at the end of each subclass ``__init__``."""
         self.apply(self._init_weights)
         self.tie_weights()
+
+    # --------------------------------------------------------------- pruning
+    def prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
+        """Remove attention heads for good, {layer: [head indices]}: the Q/K/V and output
+        matrices shrink. Indices count the layer's original heads; pruning one twice is a
+        no-op. Recorded in ``config.pruned_heads`` so a saved model rebuilds its shapes."""
+        config = self.config
+        for layer, heads in heads_to_prune.items():
+            if not isinstance(layer, int) or not 0 <= layer < config.num_hidden_layers:
+                raise ValueError(f"prune_heads: layer {layer!r} does not exist; the model has layers 0..{config.num_hidden_layers - 1}")
+            bad = [h for h in heads if not isinstance(h, int) or not 0 <= h < config.num_attention_heads]
+            if bad:
+                raise ValueError(f"prune_heads: head {bad[0]!r} of layer {layer} does not exist; heads are 0..{config.num_attention_heads - 1}")
+        for layer, heads in heads_to_prune.items():
+            config.pruned_heads[layer] = sorted(set(config.pruned_heads.get(layer, [])) | set(heads))
+        getattr(self, self.base_model_prefix, self)._prune_heads(heads_to_prune)
 
     # ------------------------------------------------------------------ ties
     def get_input_embeddings(self) -> nn.Embedding:
