@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 
 import torch
+import torch.utils.checkpoint
 from torch import nn
 
 from .configuration_bert import BertConfig
@@ -504,6 +505,9 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.config = config
         self.layer = nn.ModuleList([BertLayer(config) for _ in range(config.num_hidden_layers)])
+        # Recompute each layer's activations in the backward pass instead of keeping them
+        # (Chen et al., 2016): memory O(L) layer inputs instead of O(L) full activations.
+        self.gradient_checkpointing = False
 
     def forward(
         self,
@@ -529,9 +533,17 @@ class BertEncoder(nn.Module):
         all_attentions = () if output_attentions else None
         head_mask = head_mask if head_mask is not None else [None] * len(self.layer)
         for layer_module, layer_head_mask in zip(self.layer, head_mask):
-            hidden_states, probs = layer_module(
-                hidden_states, attention_mask, head_mask=layer_head_mask, output_attentions=output_attentions
-            )
+            if self.gradient_checkpointing and self.training:
+                # Non-reentrant checkpointing replays the RNG state, so dropout masks in the
+                # recomputation equal those of the forward pass: same gradients, less memory.
+                hidden_states, probs = torch.utils.checkpoint.checkpoint(
+                    layer_module, hidden_states, attention_mask, layer_head_mask, output_attentions,
+                    use_reentrant=False,
+                )
+            else:
+                hidden_states, probs = layer_module(
+                    hidden_states, attention_mask, head_mask=layer_head_mask, output_attentions=output_attentions
+                )
             if output_hidden_states:
                 all_hidden_states = all_hidden_states + (hidden_states,)
             if output_attentions:

@@ -332,6 +332,27 @@ class PreTrainedModel(nn.Module):
         self.apply(self._init_weights)
         self.tie_weights()
 
+    # ----------------------------------------------------- gradient checkpointing
+    def gradient_checkpointing_enable(self) -> None:
+        """Recompute layer activations during backward (less memory, ~30% more compute)."""
+        self._set_gradient_checkpointing(True)
+
+    def gradient_checkpointing_disable(self) -> None:
+        self._set_gradient_checkpointing(False)
+
+    @property
+    def is_gradient_checkpointing(self) -> bool:
+        return any(getattr(m, "gradient_checkpointing", False) for m in self.modules())
+
+    def _set_gradient_checkpointing(self, enable: bool) -> None:
+        found = False
+        for module in self.modules():
+            if hasattr(module, "gradient_checkpointing"):
+                module.gradient_checkpointing = enable
+                found = True
+        if not found:
+            raise ValueError(f"{type(self).__name__} has no module that supports gradient checkpointing")
+
     # --------------------------------------------------------------- pruning
     def prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
         """Remove attention heads for good, {layer: [head indices]}: the Q/K/V and output
