@@ -95,6 +95,9 @@ class BertEmbeddings(nn.Module):
         # Post-sum LayerNorm, eps 1e-12 as in Google's TF code (see BertConfig.layer_norm_eps).
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        # With relative positions the attention sees distances instead; the absolute table
+        # still exists (checkpoints have it) but is not added (transformers 4.x).
+        self.position_embedding_type = config.position_embedding_type
         # Default positions 0..max-1 and segment ids 0, sliced per call. Not persistent:
         # they are derived from the config, so they stay out of state_dict (as in transformers >= 4.31).
         self.register_buffer(
@@ -132,7 +135,8 @@ class BertEmbeddings(nn.Module):
             token_type_ids = self.token_type_ids[:, :seq_length].expand(batch_size, seq_length)  # (B, T)
 
         embeddings = inputs_embeds + self.token_type_embeddings(token_type_ids)  # (B, T, H)
-        embeddings = embeddings + self.position_embeddings(position_ids)  # (B, T, H), (1, T, H) broadcasts
+        if self.position_embedding_type == "absolute":
+            embeddings = embeddings + self.position_embeddings(position_ids)  # (B, T, H), (1, T, H) broadcasts
         embeddings = self.LayerNorm(embeddings)
         return self.dropout(embeddings)
 
@@ -158,9 +162,11 @@ def eager_attention_forward(
     scaling: float,
     dropout: nn.Dropout,
     head_mask: torch.Tensor | None = None,
+    position_bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""$\operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt D} + M\right) V$, step by step.
+    r"""$\operatorname{softmax}\!\left(\frac{QK^\top + P}{\sqrt D} + M\right) V$, step by step.
 
+    ``position_bias`` P (B, N, T, S): relative-position scores, added before scaling.
     ``head_mask`` (1, N, 1, 1) multiplies each head's probabilities (0 silences a head).
     Returns the context (B, N, T, D) and the attention probabilities (B, N, T, S).
     """
@@ -171,7 +177,10 @@ def eager_attention_forward(
     # when D is not a power of 4 (D = 32 in MiniLM) the two round differently in the last
     # bit, and over 6 layers that one bit grows to ~1e-5 at padding positions. transformers
     # 5.x multiplies (3.4 / 4.x divide); we follow 5.x, the reference the tests hold us to.
-    scores = torch.matmul(query, key.transpose(-1, -2)) * scaling  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
+    scores = torch.matmul(query, key.transpose(-1, -2))  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
+    if position_bias is not None:
+        scores = scores + position_bias  # (B, N, T, S)
+    scores = scores * scaling
     if attention_mask is not None:
         # Additive mask: 0 to keep, finfo.min to drop (broadcast over heads and, for a 2D
         # padding mask, over queries). See get_extended_attention_mask for the constant.
@@ -195,12 +204,13 @@ def sdpa_attention_forward(
     scaling: float,
     dropout: nn.Dropout,
     head_mask: torch.Tensor | None = None,
+    position_bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, None]:
     """The same function through PyTorch's fused kernel; it never materialises the
-    probabilities, so it returns None for them and cannot apply a head mask (callers
-    fall back to eager for either)."""
-    if head_mask is not None:
-        raise ValueError("sdpa attention cannot apply a head_mask; use the eager implementation")
+    probabilities, so it returns None for them and cannot apply a head mask; relative
+    position scores are left to eager too, as in transformers 4.x (callers fall back)."""
+    if head_mask is not None or position_bias is not None:
+        raise ValueError("sdpa attention applies neither a head_mask nor relative positions; use eager")
     context = nn.functional.scaled_dot_product_attention(
         query,
         key,
@@ -235,13 +245,8 @@ class BertSelfAttention(nn.Module):
     Google TF scope: ``bert/encoder/layer_{i}/attention/self`` (``query``, ``key``, ``value``).
     """
 
-    def __init__(self, config: BertConfig) -> None:
+    def __init__(self, config: BertConfig, position_embedding_type: str | None = None) -> None:
         super().__init__()
-        if config.position_embedding_type != "absolute":
-            raise NotImplementedError(
-                f"position_embedding_type={config.position_embedding_type!r} (relative position attention) "
-                f"is not implemented yet; only 'absolute' is"
-            )
         self.config = config
         self.num_attention_heads = config.num_attention_heads  # N
         self.attention_head_size = config.hidden_size // config.num_attention_heads  # D
@@ -252,6 +257,28 @@ class BertSelfAttention(nn.Module):
         self.key = nn.Linear(config.hidden_size, self.all_head_size)
         self.value = nn.Linear(config.hidden_size, self.all_head_size)
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+
+        self.position_embedding_type = position_embedding_type or config.position_embedding_type
+        if self.position_embedding_type in ("relative_key", "relative_key_query"):
+            # One learned D-vector per signed distance i - j in [-(P-1), P-1] (Shaw et al., 2018;
+            # "relative_key_query" is method 4 of Huang et al., 2020). transformers 4.x only.
+            self.max_position_embeddings = config.max_position_embeddings
+            self.distance_embedding = nn.Embedding(2 * config.max_position_embeddings - 1, self.attention_head_size)
+
+    def relative_position_scores(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        r"""$P_{ij} = q_i \cdot r_{i-j}$ ("relative_key"), $+\; k_j \cdot r_{i-j}$ ("relative_key_query").
+
+        query (B, N, T, D), key (B, N, S, D) -> (B, N, T, S), added to QK^T before scaling.
+        """
+        query_length, key_length = query.shape[2], key.shape[2]
+        positions_q = torch.arange(query_length, device=query.device)[:, None]  # (T, 1)
+        positions_k = torch.arange(key_length, device=query.device)[None, :]  # (1, S)
+        distance = positions_q - positions_k  # (T, S), i - j
+        r = self.distance_embedding(distance + self.max_position_embeddings - 1).to(query.dtype)  # (T, S, D)
+        scores = torch.einsum("bntd,tsd->bnts", query, r)  # (B, N, T, S): q_i . r_{i-j}
+        if self.position_embedding_type == "relative_key_query":
+            scores = scores + torch.einsum("bnsd,tsd->bnts", key, r)  # + k_j . r_{i-j}
+        return scores
 
     def transpose_for_scores(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, N*D) -> (B, N, T, D): give each head its own (T, D) slice."""
@@ -280,14 +307,19 @@ class BertSelfAttention(nn.Module):
         key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, T, D)
         value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, T, D)
 
+        position_bias = None
+        if self.position_embedding_type != "absolute":
+            position_bias = self.relative_position_scores(query, key)  # (B, N, T, T)
+
         implementation = self.config.attn_implementation
-        if (output_attentions or head_mask is not None) and implementation != "eager":
-            # Only the eager path materialises the probabilities, to return or to mask by
-            # head (transformers 4.x's sdpa class falls back the same way).
+        if (output_attentions or head_mask is not None or position_bias is not None) and implementation != "eager":
+            # Only the eager path materialises the probabilities (to return, to mask by head)
+            # and adds relative scores before scaling; transformers 4.x's sdpa class falls back alike.
             implementation = "eager"
         attention_fn = BERT_ATTENTION_FUNCTIONS[implementation]
         context, probs = attention_fn(
-            self, query, key, value, attention_mask, self.scaling, self.dropout, head_mask=head_mask
+            self, query, key, value, attention_mask, self.scaling, self.dropout,
+            head_mask=head_mask, position_bias=position_bias,
         )  # (B, N, T, D)
 
         batch_size, _, seq_length, _ = context.shape
