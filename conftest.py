@@ -1,14 +1,22 @@
 """Shared by both test sessions (tests/ against transformers 5.x, tests_transformers4/
-against 4.57.6): the parity summary that ends every run."""
+against 4.57.6): the parity summary that ends every run, and the check that
+docs/parity.md still holds the numbers this run measured."""
 
 from __future__ import annotations
+
+import json
+import os
 
 import pytest
 import transformers
 
 from mini_hf_bert.parity import ParityRow
 
-# ------------------------------------------------------------------ parity summary
+PARITY_DOC = os.path.join(os.path.dirname(__file__), "docs", "parity.md")
+TEST_DIRS = ("tests", "tests_transformers4")
+#: tools/parity_report.py sets this to collect each session's families as JSON.
+EXPORT_ENV = "MINI_HF_BERT_PARITY_JSON"
+
 # Every parity test records its rows under a family name; the run ends with one line per
 # family: how many tensors were compared and the largest max |diff| among them.
 _PARITY_FAMILIES: dict[str, list[ParityRow]] = {}
@@ -23,13 +31,63 @@ def record_parity():
     return record
 
 
+def measured_families() -> dict[str, dict]:
+    """{family: {"tensors": n, "max_abs_diff": "1.23e-07", "atol": "1e-05"}}, formatted as the doc prints them."""
+    out = {}
+    for family, rows in _PARITY_FAMILIES.items():
+        worst = max(rows, key=lambda r: r.max_abs_diff)
+        out[family] = {"tensors": len(rows), "max_abs_diff": f"{worst.max_abs_diff:.2e}", "atol": f"{worst.atol:.0e}"}
+    return out
+
+
+def documented_families(version: str) -> dict[str, dict]:
+    """The rows of docs/parity.md for one transformers version."""
+    rows = {}
+    if not os.path.isfile(PARITY_DOC):
+        return rows
+    with open(PARITY_DOC, encoding="utf-8") as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 5 and cells[1] == version:
+                rows[cells[0]] = {"tensors": int(cells[2]), "max_abs_diff": cells[3], "atol": cells[4]}
+    return rows
+
+
+def _is_full_run(config) -> bool:
+    """Only a run of a whole test directory, unfiltered, measures every family."""
+    args = [os.path.basename(os.path.normpath(a)) for a in config.args] or list(config.getini("testpaths"))
+    return not config.option.keyword and not config.option.markexpr and bool(args) and all(a in TEST_DIRS for a in args)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    export = os.environ.get(EXPORT_ENV)
+    if export:
+        with open(export, "w", encoding="utf-8") as f:
+            json.dump({"version": transformers.__version__, "families": measured_families()}, f, indent=1)
+        return
+    if exitstatus == 0 and _PARITY_FAMILIES and _is_full_run(session.config):
+        measured, documented = measured_families(), documented_families(transformers.__version__)
+        if measured != documented:
+            session.config._parity_doc_stale = (measured, documented)
+            session.exitstatus = 1  # a stale doc fails the run
+
+
 def pytest_terminal_summary(terminalreporter):
     if not _PARITY_FAMILIES:
         return
     terminalreporter.section("parity with transformers %s: measured max |diff| per test family" % transformers.__version__)
     width = max(len(f) for f in _PARITY_FAMILIES)
-    for family, rows in _PARITY_FAMILIES.items():
-        worst = max(rows, key=lambda r: r.max_abs_diff)
+    for family, row in measured_families().items():
         terminalreporter.write_line(
-            f"{family:<{width}}  {len(rows):>5} tensors  max |diff| {worst.max_abs_diff:.2e}  (atol {worst.atol:.0e})"
+            f"{family:<{width}}  {row['tensors']:>5} tensors  max |diff| {row['max_abs_diff']}  (atol {row['atol']})"
         )
+    stale = getattr(terminalreporter.config, "_parity_doc_stale", None)
+    if stale:
+        measured, documented = stale
+        terminalreporter.write_line("")
+        terminalreporter.write_line(
+            "docs/parity.md is not current for this run (regenerate: .venv/bin/python tools/parity_report.py):", red=True
+        )
+        for family in sorted(set(measured) | set(documented)):
+            if measured.get(family) != documented.get(family):
+                terminalreporter.write_line(f"  {family}: measured {measured.get(family)}, documented {documented.get(family)}", red=True)

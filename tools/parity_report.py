@@ -1,0 +1,68 @@
+"""Regenerate docs/parity.md from the test suite's own measurements.
+
+Runs both test sessions (tests/ against transformers 5.x, tests_transformers4/ against
+4.57.6, as `make test` does), collects every parity family's tensor count and largest
+max |diff|, and writes the table. Every full test run then checks that the doc still
+holds exactly what it measured.
+
+    .venv/bin/python tools/parity_report.py        # after `make test` has set up .venv and .cache
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "parity.md")
+TF4_DIR = os.path.join(ROOT, ".cache", "transformers-4.57.6")
+
+HEADER = """# Parity with transformers
+
+Every number below is measured by the test suite (`make test`) and written here by
+`tools/parity_report.py`; each full test run fails if this table no longer matches what it
+measured. fp32 on CPU, weights copied from (or loaded like) transformers' own model, same
+inputs. "tensors" counts the compared tensors (outputs, hidden states, attention maps,
+logits, losses, gradients) in the family; "max |diff|" is the largest absolute difference
+among them; the tolerance is `mini_hf_bert.parity.FP32_ATOL` (why 1e-5: see its comment).
+
+transformers 5.x is the reference wherever it has the feature. 4.57.6, the last 4.x
+release, is the reference for what 5.x dropped: `get_extended_attention_mask` and 3D
+masks, `head_mask`, `prune_heads`, relative position embeddings.
+
+| family | transformers | tensors | max \\|diff\\| | atol |
+| --- | --- | --- | --- | --- |
+"""
+
+
+def run_session(test_dir: str, extra_env: dict[str, str]) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "families.json")
+        env = dict(os.environ, MINI_HF_BERT_PARITY_JSON=out, **extra_env)
+        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_dir], cwd=ROOT, env=env)
+        if result.returncode != 0:
+            raise SystemExit(f"pytest {test_dir} failed (exit {result.returncode}); the table is written only from a passing run")
+        with open(out, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def main() -> int:
+    if not os.path.isdir(TF4_DIR):
+        raise SystemExit(f"{TF4_DIR} is missing: run `make test` once to install transformers 4.57.6 there")
+    sessions = [run_session("tests", {}), run_session("tests_transformers4", {"PYTHONPATH": TF4_DIR})]
+    lines = [HEADER]
+    for session in sessions:
+        for family, row in session["families"].items():
+            lines.append(f"| {family} | {session['version']} | {row['tensors']} | {row['max_abs_diff']} | {row['atol']} |\n")
+    os.makedirs(os.path.dirname(DOC), exist_ok=True)
+    with open(DOC, "w", encoding="utf-8") as f:
+        f.write("".join(lines))
+    print(f"wrote {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
