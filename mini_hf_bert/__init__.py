@@ -32,14 +32,18 @@ from .modeling_bert import (
     BertSelfAttention,
     BertSelfOutput,
 )
-from .modeling_outputs import BaseModelOutput, BaseModelOutputWithPoolingAndCrossAttentions, ModelOutput
+from .modeling_outputs import (
+    BaseModelOutputWithPastAndCrossAttentions,
+    BaseModelOutputWithPoolingAndCrossAttentions,
+    ModelOutput,
+)
 from .modeling_utils import ACT2FN, PreTrainedModel, apply_chunking_to_forward, get_extended_attention_mask
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ACT2FN",
-    "BaseModelOutput",
+    "BaseModelOutputWithPastAndCrossAttentions",
     "BaseModelOutputWithPoolingAndCrossAttentions",
     "BertAttention",
     "BertConfig",

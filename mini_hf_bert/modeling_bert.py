@@ -42,7 +42,7 @@ from torch import nn
 
 from .configuration_bert import BertConfig
 from .modeling_outputs import (
-    BaseModelOutput,
+    BaseModelOutputWithPastAndCrossAttentions,
     BaseModelOutputWithPoolingAndCrossAttentions,
     BertForPreTrainingOutput,
     CausalLMOutputWithCrossAttentions,
@@ -60,6 +60,7 @@ from .modeling_utils import (
     check_shape,
     get_extended_attention_mask,
     get_head_mask,
+    invert_attention_mask,
     prune_linear_layer,
 )
 
@@ -236,6 +237,8 @@ class BertSelfAttention(nn.Module):
     (B, T, H) -> (B, T, H) context (before the output projection, which is BertSelfOutput).
     $Q = XW_Q + b_Q$, likewise K and V: three separate Linear layers (named ``query``,
     ``key``, ``value`` as in the checkpoints), each H -> N*D, then split into N heads.
+    As cross-attention (``is_cross_attention``), K and V come from the encoder's (B, S, H)
+    states instead. A decoder returns its (K, V) so the next step can reuse them.
 
     transformers: ``BertSelfAttention``. 3.4: one class with ``transpose_for_scores``;
     4.x: also ``BertSdpaSelfAttention`` picked by ``config._attn_implementation``, plus
@@ -245,9 +248,13 @@ class BertSelfAttention(nn.Module):
     Google TF scope: ``bert/encoder/layer_{i}/attention/self`` (``query``, ``key``, ``value``).
     """
 
-    def __init__(self, config: BertConfig, position_embedding_type: str | None = None) -> None:
+    def __init__(
+        self, config: BertConfig, position_embedding_type: str | None = None, is_cross_attention: bool = False
+    ) -> None:
         super().__init__()
         self.config = config
+        self.is_decoder = config.is_decoder  # return (K, V) for the cache
+        self.is_cross_attention = is_cross_attention
         self.num_attention_heads = config.num_attention_heads  # N
         self.attention_head_size = config.hidden_size // config.num_attention_heads  # D
         self.all_head_size = self.num_attention_heads * self.attention_head_size  # N * D (= H)
@@ -271,7 +278,8 @@ class BertSelfAttention(nn.Module):
         query (B, N, T, D), key (B, N, S, D) -> (B, N, T, S), added to QK^T before scaling.
         """
         query_length, key_length = query.shape[2], key.shape[2]
-        positions_q = torch.arange(query_length, device=query.device)[:, None]  # (T, 1)
+        # With a cache the T queries are the last T of the S positions.
+        positions_q = torch.arange(query_length, device=query.device)[:, None] + (key_length - query_length)  # (T, 1)
         positions_k = torch.arange(key_length, device=query.device)[None, :]  # (1, S)
         distance = positions_q - positions_k  # (T, S), i - j
         r = self.distance_embedding(distance + self.max_position_embeddings - 1).to(query.dtype)  # (T, S, D)
@@ -291,25 +299,44 @@ class BertSelfAttention(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None,
         output_attentions: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
         """
         Args:
             hidden_states: (B, T, H).
-            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T), from get_extended_attention_mask.
+            attention_mask: additive, broadcastable to (B, N, T, S), from get_extended_attention_mask
+                (self-attention) or invert_attention_mask (cross-attention).
             head_mask: (1, N, 1, 1) multiplier per head (forces the eager path).
+            encoder_hidden_states: (B, S, H) the encoder's output, for cross-attention.
+            past_key_value: (K, V), each (B, N, P, D): keys/values of the P positions already
+                decoded (self-attention), or the encoder's, computed at the first step (cross).
             output_attentions: also return the probabilities (forces the eager path).
 
         Returns:
-            context (B, T, H) and probabilities (B, N, T, T) or None.
+            context (B, T, H), probabilities (B, N, T, S) or None, and (K, V) for the cache
+            (decoders only, else None).
         """
         query = self.transpose_for_scores(self.query(hidden_states))  # (B, N, T, D)
-        key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, T, D)
-        value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, T, D)
+        if self.is_cross_attention and past_key_value is not None:
+            key, value = past_key_value  # the encoder's K, V do not change between steps: (B, N, S, D)
+        elif self.is_cross_attention:
+            if encoder_hidden_states is None:
+                raise ValueError("cross-attention needs encoder_hidden_states")
+            key = self.transpose_for_scores(self.key(encoder_hidden_states))  # (B, N, S, D)
+            value = self.transpose_for_scores(self.value(encoder_hidden_states))  # (B, N, S, D)
+        else:
+            key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, T, D)
+            value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, T, D)
+            if past_key_value is not None:
+                key = torch.cat([past_key_value[0], key], dim=2)  # (B, N, P+T, D)
+                value = torch.cat([past_key_value[1], value], dim=2)  # (B, N, P+T, D)
+        present = (key, value) if self.is_decoder else None
 
         position_bias = None
         if self.position_embedding_type != "absolute":
-            position_bias = self.relative_position_scores(query, key)  # (B, N, T, T)
+            position_bias = self.relative_position_scores(query, key)  # (B, N, T, S)
 
         implementation = self.config.attn_implementation
         if (output_attentions or head_mask is not None or position_bias is not None) and implementation != "eager":
@@ -325,7 +352,7 @@ class BertSelfAttention(nn.Module):
         batch_size, _, seq_length, _ = context.shape
         context = context.transpose(1, 2).contiguous()  # (B, T, N, D)
         context = context.view(batch_size, seq_length, self.all_head_size)  # (B, T, H): heads concatenated
-        return context, probs if output_attentions else None
+        return context, probs if output_attentions else None, present
 
 
 class BertSelfOutput(nn.Module):
@@ -371,9 +398,11 @@ class BertAttention(nn.Module):
     Google TF scope: ``bert/encoder/layer_{i}/attention``.
     """
 
-    def __init__(self, config: BertConfig) -> None:
+    def __init__(
+        self, config: BertConfig, position_embedding_type: str | None = None, is_cross_attention: bool = False
+    ) -> None:
         super().__init__()
-        self.self = BertSelfAttention(config)
+        self.self = BertSelfAttention(config, position_embedding_type, is_cross_attention=is_cross_attention)
         self.output = BertSelfOutput(config)
         self.pruned_heads: set[int] = set()  # original indices of heads removed so far
 
@@ -400,23 +429,22 @@ class BertAttention(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None,
         output_attentions: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
         """
-        Args:
-            hidden_states: (B, T, H).
-            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
-            head_mask: (1, N, 1, 1) multiplier per head, or None.
-            output_attentions: also return the probabilities.
+        Args: as BertSelfAttention.forward.
 
         Returns:
-            (B, T, H) output and (B, N, T, T) probabilities or None.
+            (B, T, H) output, (B, N, T, S) probabilities or None, (K, V) for the cache or None.
         """
-        context, probs = self.self(
-            hidden_states, attention_mask, head_mask=head_mask, output_attentions=output_attentions
+        context, probs, present = self.self(
+            hidden_states, attention_mask, head_mask=head_mask, encoder_hidden_states=encoder_hidden_states,
+            past_key_value=past_key_value, output_attentions=output_attentions,
         )  # (B, T, H)
         attention_output = self.output(context, hidden_states)  # (B, T, H)
-        return attention_output, probs
+        return attention_output, probs, present
 
 
 class BertIntermediate(nn.Module):
@@ -480,6 +508,9 @@ class BertLayer(nn.Module):
     (B, T, H) -> (B, T, H). The feed-forward may run over sequence chunks
     (``config.chunk_size_feed_forward``) with identical results.
 
+    A decoder with ``add_cross_attention`` inserts cross-attention over the encoder's states
+    between the two: $A' = \text{CrossAttention}(A, \text{enc})$ (Vaswani et al., 2017).
+
     transformers: ``BertLayer``. 4.x adds ``crossattention`` for decoders; 5.x derives
     from ``GradientCheckpointingLayer``.
     Google TF scope: ``bert/encoder/layer_{i}``.
@@ -490,6 +521,11 @@ class BertLayer(nn.Module):
         self.chunk_size_feed_forward = config.chunk_size_feed_forward
         self.seq_len_dim = 1  # chunk along T in (B, T, H)
         self.attention = BertAttention(config)
+        self.is_decoder = config.is_decoder
+        self.add_cross_attention = config.add_cross_attention
+        if self.add_cross_attention:
+            # Positions are the decoder's business: cross-attention is always "absolute" (4.x).
+            self.crossattention = BertAttention(config, position_embedding_type="absolute", is_cross_attention=True)
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
 
@@ -498,25 +534,43 @@ class BertLayer(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_value: tuple[torch.Tensor, ...] | None = None,
         output_attentions: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, tuple[torch.Tensor, ...] | None]:
         """
         Args:
             hidden_states: (B, T, H).
-            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            attention_mask: additive, (B, 1, 1, S) or (B, 1, T, S).
             head_mask: (1, N, 1, 1) multiplier per head, or None.
+            encoder_hidden_states: (B, S_enc, H), for cross-attention.
+            encoder_attention_mask: additive, (B, 1, 1, S_enc), from invert_attention_mask.
+            past_key_value: this layer's cache, (self K, self V) or (self K, self V, cross K, cross V).
             output_attentions: also return the probabilities.
 
         Returns:
-            (B, T, H) layer output and (B, N, T, T) probabilities or None.
+            (B, T, H) layer output, self-attention probabilities (B, N, T, S) or None,
+            cross-attention probabilities (B, N, T, S_enc) or None, this layer's new cache or None.
         """
-        attention_output, probs = self.attention(
-            hidden_states, attention_mask, head_mask=head_mask, output_attentions=output_attentions
-        )
+        self_past = past_key_value[:2] if past_key_value is not None else None
+        attention_output, probs, present = self.attention(
+            hidden_states, attention_mask, head_mask=head_mask, past_key_value=self_past,
+            output_attentions=output_attentions,
+        )  # (B, T, H)
+        cross_probs = None
+        if self.is_decoder and encoder_hidden_states is not None:
+            cross_past = past_key_value[2:] if past_key_value is not None and len(past_key_value) == 4 else None
+            attention_output, cross_probs, cross_present = self.crossattention(
+                attention_output, encoder_attention_mask, head_mask=head_mask,
+                encoder_hidden_states=encoder_hidden_states, past_key_value=cross_past,
+                output_attentions=output_attentions,
+            )  # (B, T, H)
+            present = present + cross_present  # (self K, self V, cross K, cross V)
         layer_output = apply_chunking_to_forward(
             self.feed_forward_chunk, self.chunk_size_feed_forward, self.seq_len_dim, attention_output
         )  # (B, T, H)
-        return layer_output, probs
+        return layer_output, probs, cross_probs, present
 
     def feed_forward_chunk(self, attention_output: torch.Tensor) -> torch.Tensor:
         intermediate_output = self.intermediate(attention_output)  # (B, t, I)
@@ -546,42 +600,66 @@ class BertEncoder(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         head_mask: list[torch.Tensor | None] | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
+        use_cache: bool = False,
         output_attentions: bool = False,
         output_hidden_states: bool = False,
         return_dict: bool = True,
-    ) -> BaseModelOutput | tuple:
+    ) -> BaseModelOutputWithPastAndCrossAttentions | tuple:
         """
         Args:
             hidden_states: (B, T, H) embeddings.
-            attention_mask: additive, (B, 1, 1, T) or (B, 1, T, T).
+            attention_mask: additive, (B, 1, 1, S) or (B, 1, T, S).
             head_mask: one (1, N, 1, 1) multiplier (or None) per layer, from get_head_mask.
+            encoder_hidden_states / encoder_attention_mask: for cross-attention (decoders).
+            past_key_values: one cache tuple per layer (see BertLayer.forward), or None.
+            use_cache: return the updated caches.
             output_attentions / output_hidden_states: collect every layer's probabilities / outputs.
-            return_dict: a BaseModelOutput, or the tuple of its non-None fields.
+            return_dict: a BaseModelOutputWithPastAndCrossAttentions, or the tuple of its non-None fields.
 
         Returns:
-            last_hidden_state (B, T, H); hidden_states L + 1 x (B, T, H); attentions L x (B, N, T, T).
+            last_hidden_state (B, T, H); past_key_values L x cache tuple; hidden_states L + 1 x
+            (B, T, H); attentions L x (B, N, T, S); cross_attentions L x (B, N, T, S_enc).
         """
+        if self.gradient_checkpointing and self.training and use_cache:
+            logger.warning("use_cache=True cannot be combined with gradient checkpointing in training; not caching")
+            use_cache = False
         all_hidden_states = (hidden_states,) if output_hidden_states else None  # the embeddings first
         all_attentions = () if output_attentions else None
+        all_cross_attentions = () if output_attentions and encoder_hidden_states is not None else None
+        next_cache = () if use_cache else None
         head_mask = head_mask if head_mask is not None else [None] * len(self.layer)
-        for layer_module, layer_head_mask in zip(self.layer, head_mask):
+        for i, (layer_module, layer_head_mask) in enumerate(zip(self.layer, head_mask)):
+            layer_past = past_key_values[i] if past_key_values is not None else None
             if self.gradient_checkpointing and self.training:
                 # Non-reentrant checkpointing replays the RNG state, so dropout masks in the
                 # recomputation equal those of the forward pass: same gradients, less memory.
-                hidden_states, probs = torch.utils.checkpoint.checkpoint(
-                    layer_module, hidden_states, attention_mask, layer_head_mask, output_attentions,
-                    use_reentrant=False,
+                hidden_states, probs, cross_probs, present = torch.utils.checkpoint.checkpoint(
+                    layer_module, hidden_states, attention_mask, layer_head_mask, encoder_hidden_states,
+                    encoder_attention_mask, layer_past, output_attentions, use_reentrant=False,
                 )
             else:
-                hidden_states, probs = layer_module(
-                    hidden_states, attention_mask, head_mask=layer_head_mask, output_attentions=output_attentions
+                hidden_states, probs, cross_probs, present = layer_module(
+                    hidden_states, attention_mask, head_mask=layer_head_mask,
+                    encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
+                    past_key_value=layer_past, output_attentions=output_attentions,
                 )
+            if use_cache:
+                next_cache = next_cache + (present,)
             if output_hidden_states:
                 all_hidden_states = all_hidden_states + (hidden_states,)
             if output_attentions:
                 all_attentions = all_attentions + (probs,)
-        out = BaseModelOutput(
-            last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
+                if all_cross_attentions is not None:
+                    all_cross_attentions = all_cross_attentions + (cross_probs,)
+        out = BaseModelOutputWithPastAndCrossAttentions(
+            last_hidden_state=hidden_states,
+            past_key_values=next_cache,
+            hidden_states=all_hidden_states,
+            attentions=all_attentions,
+            cross_attentions=all_cross_attentions,
         )
         return out if return_dict else out.to_tuple()
 
@@ -797,6 +875,10 @@ class BertModel(BertPreTrainedModel):
         # 5.x has inputs_embeds there, so a positional call would mean different things.
         inputs_embeds: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
+        use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -810,35 +892,61 @@ class BertModel(BertPreTrainedModel):
             position_ids: (B, T) or (1, T) positions in [0, max_position_embeddings). Default 0..T-1.
             inputs_embeds: (B, T, H) vectors to use instead of the word-embedding lookup.
             head_mask: (N,) or (L, N), 1 keeps a head and 0 silences it (eager path; 4.x only in transformers).
-            output_attentions: return every layer's (B, N, T, T) probabilities (eager path).
+            encoder_hidden_states: (B, S_enc, H) for a decoder built with add_cross_attention.
+            encoder_attention_mask: (B, S_enc) 1 = attend, 0 = encoder padding. Default: all.
+            past_key_values: the cache a previous call returned (decoders): the new input_ids
+                continue those P positions, and attention_mask, if given, covers all P + T.
+            use_cache: return the updated cache (decoders; default config.use_cache).
+            output_attentions: return every layer's (B, N, T, S) probabilities (eager path).
             output_hidden_states: return the embeddings and every layer's (B, T, H) output.
             return_dict: a BaseModelOutputWithPoolingAndCrossAttentions (default) or a tuple
                 of its non-None fields.
 
         Returns:
             ``last_hidden_state`` (B, T, H), ``pooler_output`` (B, H) or None,
-            ``hidden_states`` L + 1 x (B, T, H) or None, ``attentions`` L x (B, N, T, T) or None.
+            ``hidden_states`` L + 1 x (B, T, H) or None, ``attentions`` L x (B, N, T, S) or None,
+            ``past_key_values`` (decoders with use_cache), ``cross_attentions`` L x (B, N, T, S_enc).
         """
         config = self.config
         output_attentions = config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
         return_dict = config.return_dict if return_dict is None else return_dict
+        use_cache = (config.use_cache if use_cache is None else use_cache) if config.is_decoder else False
+        if encoder_hidden_states is not None and not config.add_cross_attention:
+            raise ValueError(
+                "encoder_hidden_states were given, but this model has no cross-attention layers: build it "
+                "with is_decoder=True and add_cross_attention=True to attend over an encoder's output"
+            )
+        if past_key_values is not None and not config.is_decoder:
+            raise ValueError("past_key_values were given, but only a decoder (is_decoder=True) uses a cache")
+        past_length = self._check_cache(past_key_values)
 
-        batch_size, seq_length = self._check_inputs(input_ids, inputs_embeds, token_type_ids, position_ids)
+        batch_size, seq_length = self._check_inputs(input_ids, inputs_embeds, token_type_ids, position_ids, past_length)
         embedding_output = self.embeddings(
-            input_ids=input_ids, token_type_ids=token_type_ids, position_ids=position_ids, inputs_embeds=inputs_embeds
+            input_ids=input_ids, token_type_ids=token_type_ids, position_ids=position_ids, inputs_embeds=inputs_embeds,
+            past_key_values_length=past_length,
         )  # (B, T, H)
 
         extended_attention_mask = None
         if attention_mask is not None or config.is_decoder:
             if attention_mask is None:
-                attention_mask = torch.ones(batch_size, seq_length, device=embedding_output.device)
+                attention_mask = torch.ones(batch_size, past_length + seq_length, device=embedding_output.device)
             extended_attention_mask = get_extended_attention_mask(
                 attention_mask.to(embedding_output.device),
                 (batch_size, seq_length),
                 dtype=embedding_output.dtype,
                 is_decoder=config.is_decoder,
-            )  # (B, 1, 1, T) or (B, 1, T, T); no mask at all = attend everywhere, and lets sdpa skip it
+            )  # (B, 1, 1, S) or (B, 1, T, S); no mask at all = attend everywhere, and lets sdpa skip it
+        encoder_extended_attention_mask = None
+        if encoder_hidden_states is not None:
+            check_shape("encoder_hidden_states", encoder_hidden_states, (batch_size, None, config.hidden_size),
+                        "(batch, encoder_seq, hidden_size)")
+            if encoder_attention_mask is not None:
+                encoder_extended_attention_mask = invert_attention_mask(
+                    encoder_attention_mask.to(embedding_output.device),
+                    tuple(encoder_hidden_states.shape[:2]),
+                    dtype=embedding_output.dtype,
+                )  # (B, 1, 1, S_enc)
 
         layer_head_masks = get_head_mask(
             head_mask, config.num_hidden_layers, config.num_attention_heads, embedding_output.dtype
@@ -847,6 +955,10 @@ class BertModel(BertPreTrainedModel):
             embedding_output,
             attention_mask=extended_attention_mask,
             head_mask=layer_head_masks,
+            encoder_hidden_states=encoder_hidden_states,
+            encoder_attention_mask=encoder_extended_attention_mask,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
             return_dict=True,
@@ -858,9 +970,22 @@ class BertModel(BertPreTrainedModel):
             last_hidden_state=sequence_output,
             pooler_output=pooled_output,
             hidden_states=encoder_outputs.hidden_states,
+            past_key_values=encoder_outputs.past_key_values,
             attentions=encoder_outputs.attentions,
+            cross_attentions=encoder_outputs.cross_attentions,
         )
         return out if return_dict else out.to_tuple()
+
+    def _check_cache(self, past_key_values: tuple | None) -> int:
+        """The number of cached positions P; the cache must have one entry per layer."""
+        if past_key_values is None:
+            return 0
+        if not isinstance(past_key_values, (tuple, list)) or len(past_key_values) != self.config.num_hidden_layers:
+            raise ValueError(
+                f"past_key_values must hold one (K, V[, cross K, cross V]) tuple per layer "
+                f"({self.config.num_hidden_layers}), as a previous call with use_cache=True returned"
+            )
+        return past_key_values[0][0].shape[2]  # (B, N, P, D)
 
     def _check_inputs(
         self,
@@ -868,6 +993,7 @@ class BertModel(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None,
         token_type_ids: torch.Tensor | None,
         position_ids: torch.Tensor | None,
+        past_length: int = 0,
     ) -> tuple[int, int]:
         """Validate shapes and index ranges up front, so a mistake reads as a sentence about
         the argument rather than an IndexError from deep inside an nn.Embedding."""
@@ -881,10 +1007,10 @@ class BertModel(BertPreTrainedModel):
         else:
             check_shape("inputs_embeds", inputs_embeds, (None, None, config.hidden_size), "(batch, seq, hidden_size)")
             batch_size, seq_length = inputs_embeds.shape[:2]
-        if position_ids is None and seq_length > config.max_position_embeddings:
+        if position_ids is None and past_length + seq_length > config.max_position_embeddings:
             raise ValueError(
-                f"sequence length {seq_length} exceeds max_position_embeddings={config.max_position_embeddings}: "
-                f"there are no position embeddings past that; truncate the input"
+                f"sequence length {past_length + seq_length} exceeds max_position_embeddings="
+                f"{config.max_position_embeddings}: there are no position embeddings past that; truncate the input"
             )
         if token_type_ids is not None:
             check_shape("token_type_ids", token_type_ids, (batch_size, seq_length), "(batch, seq)")
@@ -1045,6 +1171,10 @@ class BertLMHeadModel(BertPreTrainedModel):
         *,
         inputs_embeds: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
+        use_cache: bool | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1053,11 +1183,17 @@ class BertLMHeadModel(BertPreTrainedModel):
         """
         Args:
             labels: (B, T) the input ids themselves (the shift happens here), -100 to ignore.
+            past_key_values / use_cache: generate token by token: pass back the returned
+                ``past_key_values`` with only the new token(s) as input_ids.
             (the rest as BertModel.forward)
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
+        if labels is not None:
+            use_cache = False  # training on whole sequences: nothing to continue
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
+            encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
+            past_key_values=past_key_values, use_cache=use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
@@ -1074,7 +1210,12 @@ class BertLMHeadModel(BertPreTrainedModel):
             )
 
         out = CausalLMOutputWithCrossAttentions(
-            loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+            loss=loss,
+            logits=prediction_scores,
+            past_key_values=outputs.past_key_values,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+            cross_attentions=outputs.cross_attentions,
         )
         return out if return_dict else out.to_tuple()
 
@@ -1113,6 +1254,8 @@ class BertForMaskedLM(BertPreTrainedModel):
         *,
         inputs_embeds: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1126,6 +1269,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
+            encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)

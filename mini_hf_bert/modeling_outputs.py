@@ -50,18 +50,23 @@ class ModelOutput:
 
 
 @dataclass
-class BaseModelOutput(ModelOutput):
-    """What BertEncoder returns.
+class BaseModelOutputWithPastAndCrossAttentions(ModelOutput):
+    """What BertEncoder returns (transformers' class of the same name and field order).
 
     Attributes:
         last_hidden_state: (B, T, H) output of the last layer.
+        past_key_values: decoders with use_cache: per layer (self K, self V[, cross K, cross V]),
+            each (B, N, S, D).
         hidden_states: L + 1 tensors (B, T, H): the embeddings, then each layer's output.
-        attentions: L tensors (B, N, T, T): each layer's attention probabilities.
+        attentions: L tensors (B, N, T, S): each layer's self-attention probabilities.
+        cross_attentions: L tensors (B, N, T, S_enc): each layer's cross-attention probabilities.
     """
 
     last_hidden_state: torch.Tensor | None = None
+    past_key_values: tuple[Any, ...] | None = None
     hidden_states: tuple[torch.Tensor, ...] | None = None
     attentions: tuple[torch.Tensor, ...] | None = None
+    cross_attentions: tuple[torch.Tensor, ...] | None = None
 
 
 @dataclass
@@ -72,9 +77,9 @@ class BaseModelOutputWithPoolingAndCrossAttentions(ModelOutput):
         last_hidden_state: (B, T, H) output of the last layer.
         pooler_output: (B, H) tanh(dense(last_hidden_state[:, 0])); None without a pooler.
         hidden_states: L + 1 tensors (B, T, H), when output_hidden_states.
-        past_key_values: decoder key/value cache (decoder mode, a later issue).
-        attentions: L tensors (B, N, T, T), when output_attentions.
-        cross_attentions: L tensors (B, N, T, S) over encoder states (decoder mode, a later issue).
+        past_key_values: decoders with use_cache: per layer (self K, self V[, cross K, cross V]).
+        attentions: L tensors (B, N, T, S), when output_attentions.
+        cross_attentions: L tensors (B, N, T, S_enc) over the encoder's states, when output_attentions.
     """
 
     last_hidden_state: torch.Tensor | None = None

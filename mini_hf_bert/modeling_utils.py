@@ -197,6 +197,26 @@ def get_extended_attention_mask(
     return (1.0 - keep) * torch.finfo(dtype).min
 
 
+def invert_attention_mask(
+    encoder_attention_mask: torch.Tensor, encoder_shape: tuple[int, int], dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """The encoder's 0/1 padding mask, as cross-attention adds it: (B, S_enc) -> (B, 1, 1, S_enc)
+    or (B, T, S_enc) -> (B, 1, T, S_enc), 0 to keep and finfo(dtype).min to drop (transformers
+    4.x's ``invert_attention_mask``; never causal)."""
+    if encoder_attention_mask.dim() == 2:
+        check_shape("encoder_attention_mask", encoder_attention_mask, encoder_shape, "(batch, encoder_seq)")
+        keep = encoder_attention_mask[:, None, None, :]  # (B, 1, 1, S_enc)
+    elif encoder_attention_mask.dim() == 3:
+        check_shape("encoder_attention_mask", encoder_attention_mask, (encoder_shape[0], None, encoder_shape[1]),
+                    "(batch, seq, encoder_seq)")
+        keep = encoder_attention_mask[:, None, :, :]  # (B, 1, T, S_enc)
+    else:
+        raise ValueError(
+            f"encoder_attention_mask must be 2D (batch, encoder_seq) or 3D, got shape {tuple(encoder_attention_mask.shape)}"
+        )
+    return (1.0 - keep.to(dtype)) * torch.finfo(dtype).min
+
+
 def _causal_keep_mask(attention_mask: torch.Tensor, seq_length: int) -> torch.Tensor:
     """(B, S) padding mask -> (B, 1, T, S): query i may see key j iff j is not padding and
     j <= i + (S - T), the past keys of a cache being visible to all."""

@@ -109,14 +109,18 @@ def test_head_logits_and_loss_match_transformers(class_name, options, implementa
         inputs = {k: v[:, None, :].expand(B, K, T).clone() for k, v in inputs.items()}
         inputs["input_ids"] = torch.randint(0, vocab, (B, K, T), generator=torch.Generator().manual_seed(7))
     labels = _labels(class_name, vocab, num_labels, problem=problem)
+    want_attentions = implementation == "eager"  # only eager returns them (sdpa falls back)
     with torch.no_grad():
-        a = ours(**inputs, **labels, output_hidden_states=True)
-        b = theirs(**inputs, **labels, output_hidden_states=True)
+        a = ours(**inputs, **labels, output_hidden_states=True, output_attentions=want_attentions)
+        b = theirs(**inputs, **labels, output_hidden_states=True, output_attentions=want_attentions)
     fields = LOGIT_FIELDS.get(class_name, ["logits"])
     rows = [ParityRow(f, max_abs_diff(getattr(a, f), getattr(b, f))) for f in fields]
     rows.append(ParityRow("loss", max_abs_diff(a.loss, b.loss)))
     rows += [ParityRow(f"hidden_states[{i}]", max_abs_diff(x, y)) for i, (x, y) in enumerate(zip(a.hidden_states, b.hidden_states))]
-    record_parity(f"task heads: logits + loss + hidden states, 8 heads ({implementation})", rows)
+    if want_attentions:
+        assert len(a.attentions) == ours.config.num_hidden_layers
+        rows += [ParityRow(f"attentions[{i}]", max_abs_diff(x, y)) for i, (x, y) in enumerate(zip(a.attentions, b.attentions))]
+    record_parity(f"task heads: logits + loss + hidden states (+ attentions), 8 heads ({implementation})", rows)
     assert a.loss is not None and torch.isfinite(a.loss)
     assert all(r.ok for r in rows), [(r.name, r.max_abs_diff) for r in rows if not r.ok]
     # return_dict=False: the same values in transformers' positions (loss first).

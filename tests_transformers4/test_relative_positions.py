@@ -7,7 +7,7 @@ import torch
 import transformers
 
 import mini_hf_bert
-from mini_hf_bert.parity import compare_outputs
+from mini_hf_bert.parity import ParityRow, compare_outputs, max_abs_diff
 
 CONFIG = dict(vocab_size=120, hidden_size=64, num_attention_heads=4, num_hidden_layers=2, intermediate_size=128,
               max_position_embeddings=24)
@@ -45,3 +45,27 @@ def test_relative_positions_change_the_output():
             layer.attention.self.distance_embedding.weight.zero_()
         after = model(ids).last_hidden_state
     assert not torch.allclose(before, after)
+
+
+@pytest.mark.parametrize("kind", ["relative_key", "relative_key_query"])
+def test_relative_positions_with_cache_equal_transformers_4(kind, record_parity):
+    """A decoder with relative positions, stepped with the cache, against 4.x's full pass:
+    the cached queries must see their true distances to every earlier key."""
+    kwargs = dict(CONFIG, position_embedding_type=kind, is_decoder=True)
+    torch.manual_seed(0)
+    theirs = transformers.BertLMHeadModel(transformers.BertConfig(attn_implementation="eager", **kwargs)).eval()
+    ours = mini_hf_bert.BertLMHeadModel(mini_hf_bert.BertConfig(attn_implementation="eager", **kwargs)).eval()
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    ours.tie_weights()
+    ids = torch.randint(0, 120, (2, 10), generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        full = theirs(ids, use_cache=False).logits
+        out = ours(ids[:, :3], use_cache=True)
+        steps, cache = [out.logits], out.past_key_values
+        for t in range(3, 10):
+            out = ours(ids[:, t : t + 1], past_key_values=cache, use_cache=True)
+            steps.append(out.logits)
+            cache = out.past_key_values
+    rows = record_parity(f"relative positions + decoder cache, stepped vs 4.x full: {kind}",
+                         [ParityRow("logits", max_abs_diff(torch.cat(steps, dim=1), full))])
+    assert rows[0].ok, rows
