@@ -1,10 +1,11 @@
 """BERT in one file, mirroring transformers' ``models/bert/modeling_bert.py``.
 
 Read top to bottom in transformers' order: embeddings, self-attention, self-output,
-attention, intermediate, output, layer, encoder, pooler, the pre-trained base class,
-the base model. Every class names its transformers counterpart (and where transformers
-3.4 / 4.x / 5.x differ) and its Google TensorFlow variable scope; every reshape,
-transpose and matmul ends with the shape it produces.
+attention, intermediate, output, layer, encoder, pooler, the prediction heads, the
+pre-trained base class, the base model, the task models. Every class names its
+transformers counterpart (and where transformers 3.4 / 4.x / 5.x differ) and its Google
+TensorFlow variable scope; every reshape, transpose and matmul ends with the shape it
+produces.
 
 References: Devlin et al. (2018), "BERT: Pre-training of Deep Bidirectional Transformers
 for Language Understanding"; google-research/bert ``modeling.py`` (the TF original);
@@ -22,6 +23,8 @@ Dimension legend
     I  feed-forward inner size           (config.intermediate_size, 3072)
     L  layers                            (config.num_hidden_layers, 12)
     V  vocabulary size                   (config.vocab_size, 30522)
+    P  positions already in a decoder's key/value cache (S = P + T)
+    C  classes of a classifier head      (config.num_labels)
 
 Naming
 ------
