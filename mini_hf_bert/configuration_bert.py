@@ -161,7 +161,7 @@ class BertConfig:
             raise ConfigError(f"BertConfig.num_labels must be a positive int, got {self.num_labels!r}")
         if self.id2label is None or len(self.id2label) != self.num_labels:
             if self.id2label is not None:
-                logger.warning("num_labels=%d disagrees with id2label (%d labels): using generic labels",
+                logger.info("num_labels=%d replaces id2label's %d labels with generic ones",
                                self.num_labels, len(self.id2label))
             self.id2label = {i: f"LABEL_{i}" for i in range(self.num_labels)}
             self.label2id = None

@@ -621,12 +621,12 @@ class PreTrainedModel(nn.Module):
 
         expected = self.state_dict()
         tensors = dict(tensors)
-        for target, source in self.tied_weights().items():
-            expected.pop(target, None)  # filled through its source
-            copy = tensors.pop(target, None)
-            if copy is not None and source in tensors and not torch.equal(copy, tensors[source]):
+        for tied_name, tied_to in self.tied_weights().items():
+            expected.pop(tied_name, None)  # filled through the parameter it is tied to
+            copy = tensors.pop(tied_name, None)
+            if copy is not None and tied_to in tensors and not torch.equal(copy, tensors[tied_to]):
                 logger.warning("%s: %s differs from %s, to which it is tied; using %s",
-                               source, name_in_file(target), name_in_file(source), name_in_file(source))
+                               source, name_in_file(tied_name), name_in_file(tied_to), name_in_file(tied_to))
         missing = [k for k in expected if k not in tensors]
         unexpected = [name_in_file(k) for k in tensors if k not in expected]
         mismatched = [

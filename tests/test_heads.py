@@ -224,6 +224,7 @@ def test_bert_base_legacy_layout_loads_into_pretraining_model(bert_base_legacy_d
         ours, info = mini_hf_bert.BertForPreTraining.from_pretrained(bert_base_legacy_dir, output_loading_info=True)
     assert info["missing_keys"] == [] and info["unexpected_keys"] == [] and info["mismatched_keys"] == []
     assert "differs" not in caplog.text
+    assert all(record.getMessage().startswith(bert_base_legacy_dir) for record in caplog.records)  # each names the file
     assert _tied(ours)
     theirs = transformers.BertForPreTraining.from_pretrained(bert_base_legacy_dir, dtype=torch.float32).eval()
     inputs = _inputs(30522)
@@ -243,7 +244,7 @@ def test_a_tied_copy_that_disagrees_is_reported(tmp_path, caplog):
     torch.save(state, tmp_path / "pytorch_model.bin")
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         loaded = mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path)
-    assert "cls.predictions.decoder.weight differs from bert.embeddings.word_embeddings.weight" in caplog.text
+    assert f"{tmp_path / 'pytorch_model.bin'}: cls.predictions.decoder.weight differs from bert.embeddings.word_embeddings.weight" in caplog.text
     assert torch.equal(loaded.bert.embeddings.word_embeddings.weight, model.bert.embeddings.word_embeddings.weight)
 
 
@@ -291,3 +292,13 @@ def test_multiple_choice_wants_three_dimensions():
     model = mini_hf_bert.BertForMultipleChoice(mini_hf_bert.BertConfig(**_config_kwargs())).eval()
     with pytest.raises(ValueError, match=r"input_ids must be \(batch, num_choices, seq\), got shape \(3, 10\)"):
         model(**_inputs(211))
+
+
+def test_pretraining_checkpoint_into_masked_lm_reports_unused_heads_by_file(tmp_path, caplog):
+    mini_hf_bert.BertForPreTraining(mini_hf_bert.BertConfig(**_config_kwargs())).save_pretrained(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
+        mlm, info = mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path, output_loading_info=True)
+    assert sorted(info["unexpected_keys"]) == ["bert.pooler.dense.bias", "bert.pooler.dense.weight",
+                                               "cls.seq_relationship.bias", "cls.seq_relationship.weight"]
+    assert f"{tmp_path / 'model.safetensors'}: 4 checkpoint weights are not used by BertForMaskedLM" in caplog.text
+    assert _tied(mlm) and info["missing_keys"] == []
