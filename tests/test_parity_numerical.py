@@ -62,7 +62,7 @@ def test_bert_model_matches_transformers(config_name, implementation, record_par
             b = theirs(**their_inputs, output_hidden_states=True)
         assert len(a.hidden_states) == config_kwargs["num_hidden_layers"] + 1
         rows = compare_outputs(a, b, ["last_hidden_state", "pooler_output", "hidden_states"])
-        record_parity(f"random weights, 4 configs x 5 input forms, outputs + hidden states ({implementation})", rows)
+        record_parity(f"BertModel, config {config_name}: outputs + hidden states, 5 input forms ({implementation})", rows)
         bad = [r for r in rows if not r.ok]
         assert not bad, f"{variant}: {[(r.name, r.max_abs_diff) for r in bad]}"
 
@@ -80,7 +80,7 @@ def test_attention_maps_match_transformers(config_name, record_parity):
         n, h = config_kwargs["num_hidden_layers"], config_kwargs["num_attention_heads"]
         assert len(a.attentions) == n and a.attentions[0].shape == (B, h, T, T)
         rows = compare_outputs(a, b, ["attentions", "last_hidden_state"])
-        record_parity("random weights, attention maps (eager)", rows)
+        record_parity(f"BertModel, config {config_name}: attention maps, 5 input forms (eager)", rows)
         assert all(r.ok for r in rows), [(r.name, r.max_abs_diff) for r in rows if not r.ok]
 
 

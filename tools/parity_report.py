@@ -29,9 +29,20 @@ inputs. "tensors" counts the compared tensors (outputs, hidden states, attention
 logits, losses, gradients) in the family; "max |diff|" is the largest absolute difference
 among them; the tolerance is `mini_hf_bert.parity.FP32_ATOL` (why 1e-5: see its comment).
 
+"5 input forms" are: a padded batch with a 2D mask; no mask and no token_type_ids; given
+position_ids; inputs_embeds instead of input_ids; a 3D (batch, from, to) mask. The configs
+are small random models chosen to exercise every switch: "tiny" (hidden 64, 4 heads),
+"h96-3heads-relu" (head dim 32, relu), "gelu_new-eps1e-5-pad3-types3" (tanh GELU,
+layer_norm_eps 1e-5, pad_token_id 3, three segment types), "chunked-ff"
+(chunk_size_feed_forward 3).
+
 transformers 5.x is the reference wherever it has the feature. 4.57.6, the last 4.x
 release, is the reference for what 5.x dropped: `get_extended_attention_mask` and 3D
 masks, `head_mask`, `prune_heads`, relative position embeddings.
+
+Checked against mini_hf_bert itself rather than transformers (so not in the table):
+gradient checkpointing gives bit-identical gradients; a chunk size that does not divide
+the sequence (transformers refuses it) equals the unchunked model; eager equals sdpa.
 
 | family | transformers | tensors | max \\|diff\\| | atol |
 | --- | --- | --- | --- | --- |
