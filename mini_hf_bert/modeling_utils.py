@@ -544,17 +544,8 @@ class PreTrainedModel(nn.Module):
             ``(model, info)``.
         """
         from .checkpoints.errors import CheckpointError
-        from .checkpoints.hf_format import CONFIG_NAME, find_weights_file, read_state_dict
+        from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
         from .checkpoints.weight_map import fit_checkpoint_keys
-
-        path = os.fspath(pretrained_model_name_or_path)
-        if not os.path.exists(path):
-            raise FileNotFoundError(
-                f"{path}: no such directory. from_pretrained reads a local checkpoint directory "
-                f"(config.json + model.safetensors or pytorch_model.bin); hub ids are not downloaded."
-            )
-        if not os.path.isdir(path):
-            raise CheckpointError(f"{path}: is a file; from_pretrained expects the directory that holds config.json and the weights")
 
         init_params = set(inspect.signature(cls.__init__).parameters) - {"self", "config"}
         init_kwargs = {k: v for k, v in kwargs.items() if k in init_params}
@@ -562,44 +553,51 @@ class PreTrainedModel(nn.Module):
         if dtype is not None and torch_dtype is not None and dtype != torch_dtype:
             raise ValueError(f"pass one of dtype={dtype!r} or torch_dtype={torch_dtype!r}, not both")
         target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
-
         unknown = [k for k in config_overrides if k not in cls.config_class.field_names()]
         if unknown:
             raise TypeError(
                 f"{cls.__name__}.from_pretrained() got unexpected keyword argument(s) {unknown}: "
                 f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
             )
-        if config is None:
-            config_path = os.path.join(path, CONFIG_NAME)
-            if not os.path.isfile(config_path):
-                google_path = os.path.join(path, "bert_config.json")
-                if not os.path.isfile(google_path):
-                    raise CheckpointError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
-                config_path = google_path
-            config = cls.config_class.from_json_file(config_path, **config_overrides)
-        elif config_overrides:
-            config = dataclasses.replace(config, **config_overrides)
-        if attn_implementation is not None:
-            config = dataclasses.replace(config, attn_implementation=attn_implementation)
 
-        weights_path = find_weights_file(path)
-        checkpoint = read_state_dict(weights_path)
-        if target_dtype == "auto":
-            float_dtypes = {t.dtype for t in checkpoint.values() if t.is_floating_point()}
-            target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
-
-        model = cls(config, **init_kwargs)
+        resolved = resolve_checkpoint(pretrained_model_name_or_path)
         try:
-            fitted = fit_checkpoint_keys(checkpoint, model.state_dict().keys(), cls.base_model_prefix)
-        except ValueError as e:
-            raise CheckpointError(f"{weights_path}: {e}") from None
-        info = model._load_fitted_state(fitted.tensors, source=weights_path, strict=strict, name_in_file=fitted.name_in_file)
+            if config is None:
+                config = cls.config_class.from_json_file(resolved.config_path, **config_overrides)
+            elif config_overrides:
+                config = dataclasses.replace(config, **config_overrides)
+            if attn_implementation is not None:
+                config = dataclasses.replace(config, attn_implementation=attn_implementation)
+
+            loaded = load_checkpoint_tensors(resolved)
+            if target_dtype == "auto":
+                float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
+                target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
+
+            model = cls(config, **init_kwargs)
+            try:
+                fitted = fit_checkpoint_keys(loaded.tensors, model.state_dict().keys(), cls.base_model_prefix)
+            except ValueError as e:
+                raise CheckpointError(f"{loaded.path}: {e}") from None
+
+            def name_in_file(key: str) -> str:  # model name -> transformers name -> the file's own name
+                hf_name = fitted.name_in_file(key)
+                return loaded.file_names.get(hf_name, hf_name)
+
+            info = model._load_fitted_state(fitted.tensors, source=loaded.path, strict=strict, name_in_file=name_in_file)
+        finally:
+            resolved.cleanup()
+        if loaded.unmapped:
+            logger.warning("%s: %d variables match no row of the weight map and were not loaded: %s",
+                           loaded.path, len(loaded.unmapped), _name_list(loaded.unmapped))
         for old, new in fitted.renamed:
-            logger.debug("%s: %s -> %s", weights_path, old, new)
+            logger.debug("%s: %s -> %s", loaded.path, old, new)
         if fitted.dropped_buffers:
-            logger.debug("%s: dropped derived buffers %s", weights_path, fitted.dropped_buffers)
+            logger.debug("%s: dropped derived buffers %s", loaded.path, fitted.dropped_buffers)
         info["renamed_keys"] = fitted.renamed
         info["dropped_buffers"] = fitted.dropped_buffers
+        info["skipped_training_state"] = loaded.skipped
+        info["unmapped_keys"] = loaded.unmapped
 
         if isinstance(target_dtype, torch.dtype):
             model.to(target_dtype)

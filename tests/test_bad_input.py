@@ -67,7 +67,8 @@ def test_directory_without_config(good_dir):
 
 def test_directory_without_weights(good_dir):
     os.remove(good_dir / "model.safetensors")
-    with pytest.raises(CheckpointError, match=f"{good_dir}: no weights file found; expected one of model.safetensors"):
+    with pytest.raises(CheckpointError, match=f"{good_dir}: no weights found: expected config.json with model.safetensors.*"
+                                              f"or Google's bert_config.json with bert_model.ckpt.index"):
         BertModel.from_pretrained(good_dir)
 
 

@@ -22,10 +22,13 @@ only applies them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import torch
+
+from .errors import CheckpointError
 
 #: Legacy name endings -> current ones. Applied to the end of a key only.
 LEGACY_SUFFIX_RENAMES: dict[str, str] = {
@@ -92,3 +95,129 @@ def fit_checkpoint_keys(
             fitted.renamed.append((original, key))
         fitted.tensors[key] = tensor
     return fitted
+
+
+# --------------------------------------------------------------------------------------
+# Google's TensorFlow names <-> transformers / mini_hf_bert names
+# --------------------------------------------------------------------------------------
+#
+# One row per parameter: (name in transformers and here, name in Google's checkpoints,
+# transpose?). "{}" stands for a layer number. TF dense kernels are stored [in, out] and
+# torch Linear weights are [out, in], hence the transpose; output_weights of the
+# classifiers are already [out, in]. The same table converts in both directions.
+#
+# A square kernel (H x H) loaded without its transpose raises no shape error, which is why
+# the tests compare values, not shapes.
+
+TF_WEIGHT_MAP: tuple[tuple[str, str, bool], ...] = (
+    ("bert.embeddings.word_embeddings.weight", "bert/embeddings/word_embeddings", False),
+    ("bert.embeddings.position_embeddings.weight", "bert/embeddings/position_embeddings", False),
+    ("bert.embeddings.token_type_embeddings.weight", "bert/embeddings/token_type_embeddings", False),
+    ("bert.embeddings.LayerNorm.weight", "bert/embeddings/LayerNorm/gamma", False),
+    ("bert.embeddings.LayerNorm.bias", "bert/embeddings/LayerNorm/beta", False),
+    ("bert.encoder.layer.{}.attention.self.query.weight", "bert/encoder/layer_{}/attention/self/query/kernel", True),
+    ("bert.encoder.layer.{}.attention.self.query.bias", "bert/encoder/layer_{}/attention/self/query/bias", False),
+    ("bert.encoder.layer.{}.attention.self.key.weight", "bert/encoder/layer_{}/attention/self/key/kernel", True),
+    ("bert.encoder.layer.{}.attention.self.key.bias", "bert/encoder/layer_{}/attention/self/key/bias", False),
+    ("bert.encoder.layer.{}.attention.self.value.weight", "bert/encoder/layer_{}/attention/self/value/kernel", True),
+    ("bert.encoder.layer.{}.attention.self.value.bias", "bert/encoder/layer_{}/attention/self/value/bias", False),
+    ("bert.encoder.layer.{}.attention.output.dense.weight", "bert/encoder/layer_{}/attention/output/dense/kernel", True),
+    ("bert.encoder.layer.{}.attention.output.dense.bias", "bert/encoder/layer_{}/attention/output/dense/bias", False),
+    ("bert.encoder.layer.{}.attention.output.LayerNorm.weight", "bert/encoder/layer_{}/attention/output/LayerNorm/gamma", False),
+    ("bert.encoder.layer.{}.attention.output.LayerNorm.bias", "bert/encoder/layer_{}/attention/output/LayerNorm/beta", False),
+    ("bert.encoder.layer.{}.intermediate.dense.weight", "bert/encoder/layer_{}/intermediate/dense/kernel", True),
+    ("bert.encoder.layer.{}.intermediate.dense.bias", "bert/encoder/layer_{}/intermediate/dense/bias", False),
+    ("bert.encoder.layer.{}.output.dense.weight", "bert/encoder/layer_{}/output/dense/kernel", True),
+    ("bert.encoder.layer.{}.output.dense.bias", "bert/encoder/layer_{}/output/dense/bias", False),
+    ("bert.encoder.layer.{}.output.LayerNorm.weight", "bert/encoder/layer_{}/output/LayerNorm/gamma", False),
+    ("bert.encoder.layer.{}.output.LayerNorm.bias", "bert/encoder/layer_{}/output/LayerNorm/beta", False),
+    ("bert.pooler.dense.weight", "bert/pooler/dense/kernel", True),
+    ("bert.pooler.dense.bias", "bert/pooler/dense/bias", False),
+    ("cls.predictions.transform.dense.weight", "cls/predictions/transform/dense/kernel", True),
+    ("cls.predictions.transform.dense.bias", "cls/predictions/transform/dense/bias", False),
+    ("cls.predictions.transform.LayerNorm.weight", "cls/predictions/transform/LayerNorm/gamma", False),
+    ("cls.predictions.transform.LayerNorm.bias", "cls/predictions/transform/LayerNorm/beta", False),
+    ("cls.predictions.bias", "cls/predictions/output_bias", False),  # the decoder weight is the word embeddings
+    ("cls.seq_relationship.weight", "cls/seq_relationship/output_weights", False),  # [2, H] already
+    ("cls.seq_relationship.bias", "cls/seq_relationship/output_bias", False),
+    ("classifier.weight", "output_weights", False),  # run_classifier.py: [num_labels, H] already
+    ("classifier.bias", "output_bias", False),
+    ("qa_outputs.weight", "cls/squad/output_weights", False),  # run_squad.py: [2, H] already
+    ("qa_outputs.bias", "cls/squad/output_bias", False),
+)
+
+#: Training state in Google's checkpoints, never model weights: skipped and reported.
+#: Adam moments of google-research/bert's AdamWeightDecayOptimizer (``.../adam_m``,
+#: ``.../adam_v``), TF1 optimizers' slot variables (``.../Adam``, ``.../Adam_1``,
+#: ``.../AdamWeightDecayOptimizer[_1]``, ``.../BERTAdam[_1]``), and step counters.
+TF_OPTIMIZER_SLOT_SUFFIXES = (
+    "/adam_m", "/adam_v", "/Adam", "/Adam_1", "/AdamWeightDecayOptimizer", "/AdamWeightDecayOptimizer_1",
+    "/BERTAdam", "/BERTAdam_1", "/Momentum", "/LAMB", "/LAMB_1",
+)
+TF_TRAINING_STATE_NAMES = ("global_step", "beta1_power", "beta2_power", "good_steps", "current_loss_scale")
+
+
+def _pattern(template: str) -> re.Pattern:
+    """A table name with "{}" for the layer number -> an exact-match regex capturing it."""
+    return re.compile("^" + re.escape(template).replace(r"\{\}", r"(\d+)") + "$")
+
+
+_TF_TO_HF = [(_pattern(tf_name), hf_name, transpose) for hf_name, tf_name, transpose in TF_WEIGHT_MAP]
+_HF_TO_TF = [(_pattern(hf_name), tf_name, transpose) for hf_name, tf_name, transpose in TF_WEIGHT_MAP]
+
+
+def is_tf_training_state(tf_name: str) -> bool:
+    return tf_name in TF_TRAINING_STATE_NAMES or tf_name.endswith(TF_OPTIMIZER_SLOT_SUFFIXES)
+
+
+def tf_to_hf_name(tf_name: str) -> tuple[str, bool] | None:
+    """Google TF variable name -> (transformers name, transpose?), or None if unmapped."""
+    for pattern, hf_name, transpose in _TF_TO_HF:
+        match = pattern.match(tf_name)
+        if match:
+            return hf_name.replace("{}", match.group(1)) if match.groups() else hf_name, transpose
+    return None
+
+
+def hf_to_tf_name(hf_name: str) -> tuple[str, bool] | None:
+    """transformers name (with the ``bert.`` prefix of head models) -> (Google TF name, transpose?)."""
+    for pattern, tf_name, transpose in _HF_TO_TF:
+        match = pattern.match(hf_name)
+        if match:
+            return tf_name.replace("{}", match.group(1)) if match.groups() else tf_name, transpose
+    return None
+
+
+@dataclass
+class TFConversion:
+    """A Google checkpoint's variables under transformers' names, and what was left out."""
+
+    tensors: dict[str, torch.Tensor]
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (TF name, HF name)
+    skipped: list[str] = field(default_factory=list)  # optimizer slots, global_step
+    unmapped: list[str] = field(default_factory=list)  # anything else: reported, not loaded
+
+
+def convert_tf_checkpoint(checkpoint) -> TFConversion:
+    """Read every model variable of a ``TFCheckpoint`` and map it through ``TF_WEIGHT_MAP``.
+
+    Training state is never read; unmapped variables are listed by name, not loaded.
+    """
+    out = TFConversion(tensors={})
+    for tf_name in checkpoint.keys():
+        if is_tf_training_state(tf_name):
+            out.skipped.append(tf_name)
+            continue
+        mapped = tf_to_hf_name(tf_name)
+        if mapped is None:
+            out.unmapped.append(tf_name)
+            continue
+        hf_name, transpose = mapped
+        tensor = checkpoint.read(tf_name)
+        if transpose:
+            if tensor.dim() != 2:
+                raise CheckpointError(f"{checkpoint.index_path}: tensor {tf_name!r} should be a 2-D kernel, has shape {list(tensor.shape)}")
+            tensor = tensor.t()  # [in, out] -> [out, in]
+        out.tensors[hf_name] = tensor
+        out.renamed.append((tf_name, hf_name))
+    return out

@@ -1,0 +1,174 @@
+"""From what a user passes to ``from_pretrained`` to a config file and tensors.
+
+Forms understood (each tested):
+
+* an HF directory: ``config.json`` + ``model.safetensors`` / ``pytorch_model.bin`` / a sharded index;
+* a Google checkpoint directory: ``bert_config.json`` + ``bert_model.ckpt.index`` + ``.data-*``;
+* a checkpoint prefix: ``.../bert_model.ckpt`` (or its ``.index`` file);
+* Google's released ``.zip`` (e.g. ``uncased_L-12_H-768_A-12.zip``), extracted to a
+  temporary directory with every member name and the total size checked first.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+
+import torch
+
+from .errors import CheckpointError
+from .hf_format import CONFIG_NAME, find_weights_file, read_state_dict
+from .tf_bundle import TFCheckpoint
+from .weight_map import convert_tf_checkpoint
+
+logger = logging.getLogger(__name__)
+
+GOOGLE_CONFIG_NAME = "bert_config.json"
+GOOGLE_CHECKPOINT_PREFIX = "bert_model.ckpt"
+#: bert-large's zip unpacks to ~1.3 GB; a larger total is refused (zip bombs).
+MAX_ZIP_BYTES = 16 * 1024**3
+
+
+@dataclass
+class ResolvedCheckpoint:
+    """Where the config and the weights of one checkpoint are."""
+
+    source: str  # what was asked for
+    kind: str  # "hf" or "tf"
+    config_path: str | None
+    weights_path: str | None = None  # kind "hf"
+    tf_prefix: str | None = None  # kind "tf"
+    _tempdir: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
+
+    def cleanup(self) -> None:
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+            self._tempdir = None
+
+
+@dataclass
+class CheckpointTensors:
+    """A checkpoint's tensors under transformers' names, plus what the file called them."""
+
+    tensors: dict[str, torch.Tensor]
+    path: str  # the file the tensors came from (for messages)
+    file_names: dict[str, str] = field(default_factory=dict)  # transformers name -> name in the file
+    skipped: list[str] = field(default_factory=list)  # training state, never loaded
+    unmapped: list[str] = field(default_factory=list)  # variables no table row maps
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> ResolvedCheckpoint:
+    source = os.fspath(path)
+    if os.path.isdir(source):
+        return _resolve_directory(source, source)
+    if os.path.isfile(source + ".index"):
+        return _resolve_prefix(source, source)
+    if source.endswith(".index") and os.path.isfile(source):
+        return _resolve_prefix(source[: -len(".index")], source)
+    if os.path.isfile(source) and zipfile.is_zipfile(source):
+        return _resolve_zip(source)
+    if os.path.isfile(source):
+        raise CheckpointError(
+            f"{source}: is a file that is neither a checkpoint directory, a TensorFlow checkpoint "
+            f"(PREFIX.index) nor a .zip; pass the directory that holds config.json and the weights"
+        )
+    raise FileNotFoundError(
+        f"{source}: no such directory, TensorFlow checkpoint prefix or .zip. from_pretrained reads "
+        f"local checkpoints; hub ids are not downloaded."
+    )
+
+
+def _find_config(directory: str) -> str | None:
+    for name in (CONFIG_NAME, GOOGLE_CONFIG_NAME):
+        if os.path.isfile(os.path.join(directory, name)):
+            return os.path.join(directory, name)
+    return None
+
+
+def _resolve_directory(directory: str, source: str) -> ResolvedCheckpoint:
+    config = _find_config(directory)
+    try:
+        weights = find_weights_file(directory)
+    except CheckpointError:
+        weights = None
+    if weights is not None:
+        if config is None:
+            raise CheckpointError(f"{directory}: no config.json (or Google's bert_config.json) in this directory")
+        return ResolvedCheckpoint(source, "hf", config, weights_path=weights)
+    indexes = sorted(f[: -len(".index")] for f in os.listdir(directory) if f.endswith(".index") and not f.endswith(".json"))
+    if indexes:
+        prefix = GOOGLE_CHECKPOINT_PREFIX if GOOGLE_CHECKPOINT_PREFIX in indexes else indexes[-1]
+        if len(indexes) > 1 and prefix != GOOGLE_CHECKPOINT_PREFIX:
+            logger.warning("%s: several TensorFlow checkpoints (%s); reading %s", directory, ", ".join(indexes), prefix)
+        return _resolve_prefix(os.path.join(directory, prefix), source)
+    raise CheckpointError(
+        f"{directory}: no weights found: expected config.json with model.safetensors, "
+        f"model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json, or "
+        f"Google's bert_config.json with bert_model.ckpt.index"
+    )
+
+
+def _resolve_prefix(prefix: str, source: str) -> ResolvedCheckpoint:
+    config = _find_config(os.path.dirname(prefix) or ".")
+    if config is None:
+        raise CheckpointError(f"{prefix}: no bert_config.json (or config.json) beside this TensorFlow checkpoint")
+    return ResolvedCheckpoint(source, "tf", config, tf_prefix=prefix)
+
+
+def _resolve_zip(path: str) -> ResolvedCheckpoint:
+    """Extract a released zip (after checking every member) and resolve what it holds."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            total = sum(m.file_size for m in members)
+            if total > MAX_ZIP_BYTES:
+                raise CheckpointError(f"{path}: unpacks to {total} bytes, more than any BERT release; refusing")
+            for member in members:
+                name = member.filename
+                if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") or ":" in name:
+                    raise CheckpointError(f"{path}: member {name!r} would be written outside the extraction directory")
+            tempdir = tempfile.TemporaryDirectory(prefix="mini_hf_bert_zip_")
+            try:
+                archive.extractall(tempdir.name)
+            except Exception:
+                tempdir.cleanup()
+                raise
+    except zipfile.BadZipFile as e:
+        raise CheckpointError(f"{path}: not a valid zip file ({e})") from None
+    except (OSError, EOFError, zlib.error) as e:
+        raise CheckpointError(f"{path}: cannot extract ({type(e).__name__}: {e}); is it truncated or corrupt?") from None
+    # Google's zips hold one directory (uncased_L-12_H-768_A-12/); accept files at the top too.
+    root = tempdir.name
+    entries = [e for e in os.listdir(root) if not e.startswith("__MACOSX")]
+    if len(entries) == 1 and os.path.isdir(os.path.join(root, entries[0])):
+        root = os.path.join(root, entries[0])
+    try:
+        resolved = _resolve_directory(root, path)
+    except CheckpointError as e:
+        tempdir.cleanup()
+        raise CheckpointError(f"{path}: the zip holds no checkpoint ({str(e).split(': ', 1)[-1]})") from None
+    resolved._tempdir = tempdir
+    return resolved
+
+
+def load_checkpoint_tensors(resolved: ResolvedCheckpoint) -> CheckpointTensors:
+    """Every model tensor of a resolved checkpoint, under transformers' names."""
+    if resolved.kind == "hf":
+        tensors = read_state_dict(resolved.weights_path)
+        return CheckpointTensors(tensors, resolved.weights_path)
+    checkpoint = TFCheckpoint(resolved.tf_prefix)
+    conversion = convert_tf_checkpoint(checkpoint)
+    if conversion.skipped:
+        logger.info("%s: skipped %d training-state variables (optimizer slots, global_step)",
+                    checkpoint.index_path, len(conversion.skipped))
+    return CheckpointTensors(
+        conversion.tensors,
+        checkpoint.index_path,
+        file_names={hf: tf for tf, hf in conversion.renamed},
+        skipped=conversion.skipped,
+        unmapped=conversion.unmapped,
+    )
