@@ -3,6 +3,7 @@
 Commands:
     demo     encode sentences with a real checkpoint, print similarities and a parity table
     parity   module-by-module comparison with transformers
+    convert  any checkpoint form (Google TF directory / prefix / zip, HF directory) -> an HF directory
 """
 
 from __future__ import annotations
@@ -27,20 +28,40 @@ def build_parser() -> argparse.ArgumentParser:
     parity = commands.add_parser("parity", help="module-by-module parity with transformers")
     parity.add_argument("--checkpoint", metavar="DIR", help="HF-format BERT directory (default: all-MiniLM-L6-v2)")
     parity.add_argument("--attn-implementation", choices=("eager", "sdpa"), default="eager")
+
+    convert = commands.add_parser("convert", help="write an HF directory (config.json, model.safetensors, vocab) from any checkpoint form")
+    convert.add_argument("src", help="Google checkpoint directory, prefix (.../bert_model.ckpt) or .zip, or an HF directory")
+    convert.add_argument("dst", nargs="?", help="output directory (omit with --inspect to only list)")
+    convert.add_argument("--inspect", action="store_true", help="list every tensor: name, shape, dtype and where it maps")
+    convert.add_argument("--config", metavar="FILE", help="config file to use instead of the one beside SRC")
+    convert.add_argument("--overwrite", action="store_true", help="replace DST if it exists")
+    convert.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from . import demo
+    from . import convert, demo
 
     try:
         if args.command == "demo":
             return demo.run_demo(args.checkpoint, args.sentence)
         if args.command == "parity":
             return demo.run_module_parity(args.checkpoint, args.attn_implementation)
-    except (CheckpointError, ConfigError, FileNotFoundError, RuntimeError) as e:
+        if args.command == "convert":
+            if args.inspect:
+                print(convert.format_inspection(convert.inspect_checkpoint(args.src)))
+            if args.dst is None:
+                if not args.inspect:
+                    raise ValueError("convert needs DST (or --inspect to only list the tensors)")
+                return 0
+            report = convert.convert(args.src, args.dst, config_file=args.config, overwrite=args.overwrite,
+                                     progress=not args.no_progress)
+            print(f"wrote {report.destination}: {report.architecture}, {report.tensors_written} tensors "
+                  f"({report.skipped_training_state} training-state variables skipped); files: {', '.join(report.files)}")
+            return 0
+    except (CheckpointError, ConfigError, FileNotFoundError, FileExistsError, RuntimeError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     raise AssertionError(f"unhandled command {args.command}")

@@ -545,7 +545,6 @@ class PreTrainedModel(nn.Module):
         """
         from .checkpoints.errors import CheckpointError
         from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
-        from .checkpoints.weight_map import fit_checkpoint_keys
 
         init_params = set(inspect.signature(cls.__init__).parameters) - {"self", "config"}
         init_kwargs = {k: v for k, v in kwargs.items() if k in init_params}
@@ -563,6 +562,10 @@ class PreTrainedModel(nn.Module):
         resolved = resolve_checkpoint(pretrained_model_name_or_path)
         try:
             if config is None:
+                if resolved.config_path is None:
+                    raise CheckpointError(
+                        f"{resolved.source}: no config.json or bert_config.json beside this checkpoint; pass config="
+                    )
                 config = cls.config_class.from_json_file(resolved.config_path, **config_overrides)
             elif config_overrides:
                 config = dataclasses.replace(config, **config_overrides)
@@ -574,19 +577,37 @@ class PreTrainedModel(nn.Module):
                 float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
                 target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
 
-            model = cls(config, **init_kwargs)
-            try:
-                fitted = fit_checkpoint_keys(loaded.tensors, model.state_dict().keys(), cls.base_model_prefix)
-            except ValueError as e:
-                raise CheckpointError(f"{loaded.path}: {e}") from None
-
-            def name_in_file(key: str) -> str:  # model name -> transformers name -> the file's own name
-                hf_name = fitted.name_in_file(key)
-                return loaded.file_names.get(hf_name, hf_name)
-
-            info = model._load_fitted_state(fitted.tensors, source=loaded.path, strict=strict, name_in_file=name_in_file)
+            model, info = cls.from_checkpoint_tensors(loaded, config, strict=strict, **init_kwargs)
         finally:
             resolved.cleanup()
+
+        if isinstance(target_dtype, torch.dtype):
+            model.to(target_dtype)
+        model.eval()
+        return (model, info) if output_loading_info else model
+
+    @classmethod
+    def from_checkpoint_tensors(cls, loaded, config, strict: bool = True, **init_kwargs: Any):
+        """Build ``cls(config)`` and fill it from already-read checkpoint tensors
+        (``checkpoints.resolve.CheckpointTensors``); return ``(model, loading info)``.
+
+        The part of ``from_pretrained`` after the files are read; ``convert`` uses it to
+        avoid reading a checkpoint twice.
+        """
+        from .checkpoints.errors import CheckpointError
+        from .checkpoints.weight_map import fit_checkpoint_keys
+
+        model = cls(config, **init_kwargs)
+        try:
+            fitted = fit_checkpoint_keys(loaded.tensors, model.state_dict().keys(), cls.base_model_prefix)
+        except ValueError as e:
+            raise CheckpointError(f"{loaded.path}: {e}") from None
+
+        def name_in_file(key: str) -> str:  # model name -> transformers name -> the file's own name
+            hf_name = fitted.name_in_file(key)
+            return loaded.file_names.get(hf_name, hf_name)
+
+        info = model._load_fitted_state(fitted.tensors, source=loaded.path, strict=strict, name_in_file=name_in_file)
         if loaded.unmapped:
             logger.warning("%s: %d variables match no row of the weight map and were not loaded: %s",
                            loaded.path, len(loaded.unmapped), _name_list(loaded.unmapped))
@@ -598,11 +619,7 @@ class PreTrainedModel(nn.Module):
         info["dropped_buffers"] = fitted.dropped_buffers
         info["skipped_training_state"] = loaded.skipped
         info["unmapped_keys"] = loaded.unmapped
-
-        if isinstance(target_dtype, torch.dtype):
-            model.to(target_dtype)
-        model.eval()
-        return (model, info) if output_loading_info else model
+        return model, info
 
     def _load_fitted_state(
         self,

@@ -143,8 +143,10 @@ def test_zip_without_a_checkpoint(tmp_path):
 def test_google_checkpoint_without_its_config(tmp_path):
     shutil.copytree(GOOGLE_DIR, tmp_path / "ckpt")
     os.remove(tmp_path / "ckpt" / "bert_config.json")
-    with pytest.raises(CheckpointError, match="no bert_config.json \\(or config.json\\) beside this TensorFlow checkpoint"):
+    with pytest.raises(CheckpointError, match="no config.json or bert_config.json beside this checkpoint; pass config="):
         mini_hf_bert.BertModel.from_pretrained(tmp_path / "ckpt")
+    config = mini_hf_bert.BertConfig.from_json_file(os.path.join(GOOGLE_DIR, "bert_config.json"))
+    assert mini_hf_bert.BertModel.from_pretrained(tmp_path / "ckpt", config=config).config.hidden_size == 16
 
 
 def test_google_config_that_disagrees_with_the_tensors(tmp_path):

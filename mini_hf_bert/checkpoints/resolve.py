@@ -39,7 +39,7 @@ class ResolvedCheckpoint:
 
     source: str  # what was asked for
     kind: str  # "hf" or "tf"
-    config_path: str | None
+    config_path: str | None  # None: no config beside the weights (the caller must supply one)
     weights_path: str | None = None  # kind "hf"
     tf_prefix: str | None = None  # kind "tf"
     _tempdir: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
@@ -113,10 +113,8 @@ def _resolve_directory(directory: str, source: str) -> ResolvedCheckpoint:
 
 
 def _resolve_prefix(prefix: str, source: str) -> ResolvedCheckpoint:
-    config = _find_config(os.path.dirname(prefix) or ".")
-    if config is None:
-        raise CheckpointError(f"{prefix}: no bert_config.json (or config.json) beside this TensorFlow checkpoint")
-    return ResolvedCheckpoint(source, "tf", config, tf_prefix=prefix)
+    # The config usually sits beside the checkpoint; a caller may also pass one (config=).
+    return ResolvedCheckpoint(source, "tf", _find_config(os.path.dirname(prefix) or "."), tf_prefix=prefix)
 
 
 def _resolve_zip(path: str) -> ResolvedCheckpoint:
@@ -155,13 +153,13 @@ def _resolve_zip(path: str) -> ResolvedCheckpoint:
     return resolved
 
 
-def load_checkpoint_tensors(resolved: ResolvedCheckpoint) -> CheckpointTensors:
+def load_checkpoint_tensors(resolved: ResolvedCheckpoint, progress: bool = False) -> CheckpointTensors:
     """Every model tensor of a resolved checkpoint, under transformers' names."""
     if resolved.kind == "hf":
         tensors = read_state_dict(resolved.weights_path)
         return CheckpointTensors(tensors, resolved.weights_path)
     checkpoint = TFCheckpoint(resolved.tf_prefix)
-    conversion = convert_tf_checkpoint(checkpoint)
+    conversion = convert_tf_checkpoint(checkpoint, progress=progress)
     if conversion.skipped:
         logger.info("%s: skipped %d training-state variables (optimizer slots, global_step)",
                     checkpoint.index_path, len(conversion.skipped))

@@ -198,13 +198,17 @@ class TFConversion:
     unmapped: list[str] = field(default_factory=list)  # anything else: reported, not loaded
 
 
-def convert_tf_checkpoint(checkpoint) -> TFConversion:
+def convert_tf_checkpoint(checkpoint, progress: bool = False) -> TFConversion:
     """Read every model variable of a ``TFCheckpoint`` and map it through ``TF_WEIGHT_MAP``.
 
     Training state is never read; unmapped variables are listed by name, not loaded.
+    ``progress`` shows a bar (tqdm, when installed) over the bytes read and CRC-checked.
     """
     out = TFConversion(tensors={})
-    for tf_name in checkpoint.keys():
+    names = checkpoint.keys()
+    bar = _progress_bar(sum(checkpoint.entries[n].size for n in names if not is_tf_training_state(n)),
+                        f"reading {checkpoint.prefix}") if progress else None
+    for tf_name in names:
         if is_tf_training_state(tf_name):
             out.skipped.append(tf_name)
             continue
@@ -220,4 +224,17 @@ def convert_tf_checkpoint(checkpoint) -> TFConversion:
             tensor = tensor.t()  # [in, out] -> [out, in]
         out.tensors[hf_name] = tensor
         out.renamed.append((tf_name, hf_name))
+        if bar is not None:
+            bar.update(checkpoint.entries[tf_name].size)
+    if bar is not None:
+        bar.close()
     return out
+
+
+def _progress_bar(total_bytes: int, description: str):
+    """A tqdm byte counter, or None when tqdm is not installed (it is optional)."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total_bytes, unit="B", unit_scale=True, desc=description)
