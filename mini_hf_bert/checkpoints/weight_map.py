@@ -170,22 +170,22 @@ def is_tf_training_state(tf_name: str) -> bool:
     return tf_name in TF_TRAINING_STATE_NAMES or tf_name.endswith(TF_OPTIMIZER_SLOT_SUFFIXES)
 
 
+def _lookup(rows: list[tuple[re.Pattern, str, bool]], name: str) -> tuple[str, bool] | None:
+    for pattern, target, transpose in rows:
+        match = pattern.match(name)
+        if match:
+            return target.replace("{}", match.group(1)) if match.groups() else target, transpose
+    return None
+
+
 def tf_to_hf_name(tf_name: str) -> tuple[str, bool] | None:
     """Google TF variable name -> (transformers name, transpose?), or None if unmapped."""
-    for pattern, hf_name, transpose in _TF_TO_HF:
-        match = pattern.match(tf_name)
-        if match:
-            return hf_name.replace("{}", match.group(1)) if match.groups() else hf_name, transpose
-    return None
+    return _lookup(_TF_TO_HF, tf_name)
 
 
 def hf_to_tf_name(hf_name: str) -> tuple[str, bool] | None:
     """transformers name (with the ``bert.`` prefix of head models) -> (Google TF name, transpose?)."""
-    for pattern, tf_name, transpose in _HF_TO_TF:
-        match = pattern.match(hf_name)
-        if match:
-            return tf_name.replace("{}", match.group(1)) if match.groups() else tf_name, transpose
-    return None
+    return _lookup(_HF_TO_TF, hf_name)
 
 
 @dataclass
