@@ -246,12 +246,6 @@ class BertConfig:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
             raise ConfigError(f"BertConfig.{name} must be a probability in [0, 1], got {value!r}")
 
-    # ------------------------------------------------------------- derived
-    @property
-    def head_dim(self) -> int:
-        """D, the width of one attention head: hidden_size / num_attention_heads."""
-        return self.hidden_size // self.num_attention_heads
-
     # --------------------------------------------------------- dict / json
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
