@@ -37,7 +37,12 @@ from .modeling_outputs import (
     BaseModelOutputWithPoolingAndCrossAttentions,
     ModelOutput,
 )
-from .modeling_utils import ACT2FN, PreTrainedModel, apply_chunking_to_forward, get_extended_attention_mask
+from .modeling_utils import (
+    ACT2FN,
+    PreTrainedModel,
+    apply_chunking_to_forward,
+    get_extended_attention_mask,
+)
 
 __version__ = "0.1.0"
 

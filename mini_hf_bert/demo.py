@@ -20,7 +20,14 @@ from typing import TextIO
 import torch
 
 from .modeling_bert import BertModel
-from .parity import FP32_ATOL, ParityRow, compare_modules, compare_outputs, format_table, load_transformers_bert
+from .parity import (
+    FP32_ATOL,
+    ParityRow,
+    compare_modules,
+    compare_outputs,
+    format_table,
+    load_transformers_bert,
+)
 
 DEFAULT_SENTENCES = (
     "A man is playing a guitar.",

@@ -739,7 +739,7 @@ class BertLMPredictionHead(nn.Module):
         super().__init__()
         self.transform = BertPredictionHeadTransform(config)
         self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=True)
-        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+        self.bias = nn.Parameter(torch.empty(config.vocab_size))  # zeroed by _init_weights
         self.decoder.bias = self.bias  # one parameter, two names
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
@@ -828,6 +828,13 @@ class BertPreTrainedModel(PreTrainedModel):
         elif isinstance(module, nn.LayerNorm):
             module.weight.fill_(1.0)
             module.bias.zero_()
+        elif isinstance(module, BertLMPredictionHead):
+            module.bias.zero_()
+        elif isinstance(module, BertEmbeddings):
+            # Its buffers are derived, not saved; a model built on the meta device for
+            # loading gets their values here (as in transformers 5.x's _init_weights).
+            module.position_ids.copy_(torch.arange(module.position_ids.shape[-1]).expand((1, -1)))
+            module.token_type_ids.zero_()
 
 
 class BertModel(BertPreTrainedModel):

@@ -18,11 +18,18 @@ import inspect
 import logging
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
+
+from .checkpoints.errors import CheckpointError
+from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, WEIGHTS_NAME
+from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
+from .checkpoints.weight_map import fit_checkpoint_keys
 
 logger = logging.getLogger(__name__)
 
@@ -307,6 +314,55 @@ def get_head_mask(
 # --------------------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------------------
+# Building a model without initialising it
+# --------------------------------------------------------------------------------------
+class _EmptyParameters(TorchFunctionMode):
+    """While active: ``torch.empty`` makes meta tensors, and random fills of meta tensors
+    are skipped.
+
+    ``nn.Linear``, ``nn.Embedding`` and ``nn.LayerNorm`` create their parameters with
+    ``torch.empty`` and then initialise them; on the meta device that costs nothing but
+    shapes. Buffers (``position_ids = torch.arange(...)``) stay real CPU tensors with their
+    values: they are not in checkpoints, and building them on meta would route ``arange``
+    through a Python decomposition that imports sympy (about a second). Random fills are
+    skipped because on meta they compute nothing, yet ``normal_`` takes a decomposition
+    that imports torch._dynamo (seconds).
+    """
+
+    # Tensor methods, and the torch.nn.init functions over them (which dispatch here
+    # themselves, before calling the method).
+    RANDOM_FILLS = frozenset({
+        torch.Tensor.normal_, torch.Tensor.uniform_, torch.Tensor.bernoulli_, torch.Tensor.random_,
+        torch.Tensor.exponential_, torch.Tensor.log_normal_, torch.Tensor.cauchy_, torch.Tensor.geometric_,
+        nn.init.normal_, nn.init.uniform_, nn.init.trunc_normal_, nn.init.kaiming_uniform_,
+        nn.init.kaiming_normal_, nn.init.xavier_uniform_, nn.init.xavier_normal_, nn.init.orthogonal_,
+    })
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is torch.empty and kwargs.get("device") is None:
+            kwargs["device"] = "meta"
+        elif func in self.RANDOM_FILLS:
+            tensor = args[0] if args else kwargs.get("tensor")
+            if isinstance(tensor, torch.Tensor) and tensor.is_meta:
+                return tensor
+        return func(*args, **kwargs)
+
+
+@contextmanager
+def init_empty_weights() -> Iterator[None]:
+    """Build modules with their parameters on the meta device: shapes only, no memory,
+    no initialisation (buffers stay on the CPU, as accelerate's ``include_buffers=False``).
+
+    ``from_pretrained`` builds the model this way and then *assigns* the checkpoint's
+    (memory-mapped) tensors as its parameters, so bert-base's 110M weights are neither
+    randomly initialised nor copied. transformers 5.x builds on meta too.
+    """
+    with _EmptyParameters():
+        yield
+
+
 def _resolve_dtype(value: Any, argument: str) -> torch.dtype | str | None:
     """``torch.float16`` / ``"float16"`` / ``"auto"`` / None -> a torch.dtype, "auto" or None."""
     if value is None or value == "auto" or isinstance(value, torch.dtype):
@@ -487,8 +543,6 @@ class PreTrainedModel(nn.Module):
         that both mini_hf_bert's and transformers' ``from_pretrained`` read."""
         from safetensors.torch import save_file
 
-        from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, WEIGHTS_NAME
-
         save_directory = os.fspath(save_directory)
         if os.path.isfile(save_directory):
             raise ValueError(f"save_directory {save_directory} is a file; expected a directory")
@@ -543,9 +597,6 @@ class PreTrainedModel(nn.Module):
             The model, in eval mode (like transformers); with ``output_loading_info``,
             ``(model, info)``.
         """
-        from .checkpoints.errors import CheckpointError
-        from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
-
         init_params = set(inspect.signature(cls.__init__).parameters) - {"self", "config"}
         init_kwargs = {k: v for k, v in kwargs.items() if k in init_params}
         config_overrides = {k: v for k, v in kwargs.items() if k not in init_params}
@@ -577,27 +628,30 @@ class PreTrainedModel(nn.Module):
                 float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
                 target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
 
-            model, info = cls.from_checkpoint_tensors(loaded, config, strict=strict, **init_kwargs)
+            model, info = cls.from_checkpoint_tensors(
+                loaded, config, strict=strict, dtype=target_dtype or torch.float32, **init_kwargs
+            )
         finally:
             resolved.cleanup()
 
-        if isinstance(target_dtype, torch.dtype):
-            model.to(target_dtype)
         model.eval()
         return (model, info) if output_loading_info else model
 
     @classmethod
-    def from_checkpoint_tensors(cls, loaded, config, strict: bool = True, **init_kwargs: Any):
+    def from_checkpoint_tensors(
+        cls, loaded, config, strict: bool = True, dtype: torch.dtype = torch.float32, **init_kwargs: Any
+    ):
         """Build ``cls(config)`` and fill it from already-read checkpoint tensors
         (``checkpoints.resolve.CheckpointTensors``); return ``(model, loading info)``.
 
         The part of ``from_pretrained`` after the files are read; ``convert`` uses it to
-        avoid reading a checkpoint twice.
+        avoid reading a checkpoint twice. The model is built on the meta device (no memory,
+        no random init) and the checkpoint's tensors become its parameters: memory-mapped
+        ones stay memory-mapped (copy-on-write, so the file is never written), and only
+        floating tensors not already in ``dtype`` are converted.
         """
-        from .checkpoints.errors import CheckpointError
-        from .checkpoints.weight_map import fit_checkpoint_keys
-
-        model = cls(config, **init_kwargs)
+        with init_empty_weights():
+            model = cls(config, **init_kwargs)
         try:
             fitted = fit_checkpoint_keys(loaded.tensors, model.state_dict().keys(), cls.base_model_prefix)
         except ValueError as e:
@@ -607,7 +661,9 @@ class PreTrainedModel(nn.Module):
             hf_name = fitted.name_in_file(key)
             return loaded.file_names.get(hf_name, hf_name)
 
-        info = model._load_fitted_state(fitted.tensors, source=loaded.path, strict=strict, name_in_file=name_in_file)
+        info = model._load_fitted_state(
+            fitted.tensors, source=loaded.path, strict=strict, dtype=dtype, name_in_file=name_in_file
+        )
         if loaded.unmapped:
             logger.warning("%s: %d variables match no row of the weight map and were not loaded: %s",
                            loaded.path, len(loaded.unmapped), _name_list(loaded.unmapped))
@@ -626,20 +682,20 @@ class PreTrainedModel(nn.Module):
         tensors: dict[str, torch.Tensor],
         source: str,
         strict: bool,
+        dtype: torch.dtype = torch.float32,
         name_in_file: Callable[[str], str] = lambda key: key,
     ) -> dict[str, list]:
-        """Check every tensor against the model, then copy; raise before copying anything.
+        """Check every tensor against the (meta-device) model, then make them its parameters.
 
-        Problems with a checkpoint tensor are reported under its name in the file.
+        Nothing is assigned until every check has passed, so a refused checkpoint never
+        leaves a half-loaded model. Problems are reported under each tensor's name in the file.
         """
-        from .checkpoints.errors import CheckpointError
-
-        expected = self.state_dict()
+        expected = self.state_dict()  # shapes and dtypes; on the meta device, no data
         tensors = dict(tensors)
         for tied_name, tied_to in self.tied_weights().items():
             expected.pop(tied_name, None)  # filled through the parameter it is tied to
             copy = tensors.pop(tied_name, None)
-            if copy is not None and tied_to in tensors and not torch.equal(copy, tensors[tied_to]):
+            if copy is not None and tied_to in tensors and not _same_values(copy, tensors[tied_to]):
                 logger.warning("%s: %s differs from %s, to which it is tied; using %s",
                                source, name_in_file(tied_name), name_in_file(tied_to), name_in_file(tied_to))
         missing = [k for k in expected if k not in tensors]
@@ -686,16 +742,46 @@ class PreTrainedModel(nn.Module):
                            source, len(unexpected), type(self).__name__, _name_list(unexpected))
 
         skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
+        loadable = {
+            key: tensors[key].to(dtype) if tensors[key].is_floating_point() else tensors[key]
+            for key in expected
+            if key in tensors and name_in_file(key) not in skip
+        }
+        # First give real memory and a fresh init to what the checkpoint does not fill (the
+        # pooler, non-strict leftovers, derived buffers such as position_ids), then assign.
+        self._materialize_and_init([k for k in expected if k not in loadable])
         with torch.no_grad():
-            for key, target in expected.items():
-                if key in tensors and name_in_file(key) not in skip:
-                    target.copy_(tensors[key])
+            self.load_state_dict(loadable, strict=False, assign=True)  # keeps each requires_grad
+        self.tie_weights()  # assigning replaced the Parameters that the ties pointed at
+        self.to(dtype)  # the freshly initialised rest (a no-op for what was loaded)
+        still_meta = [name for name, t in [*self.named_parameters(), *self.named_buffers()] if t.is_meta]
+        if still_meta:  # a bug in this function, never a checkpoint problem
+            raise RuntimeError(f"{type(self).__name__}: left without data after loading: {_name_list(still_meta)}")
         return {
             "missing_keys": missing,
             "unexpected_keys": unexpected,
             "mismatched_keys": mismatched,
             "newly_initialized_keys": init_if_missing + (hard_missing if not strict else []),
         }
+
+    def _materialize_and_init(self, keys: list[str]) -> None:
+        """Give the modules owning ``keys``, and every module holding a buffer that is not
+        saved (position_ids), real CPU memory and their ``_init_weights`` initialisation."""
+        owners = {key.rpartition(".")[0] for key in keys}
+        for name, module in self.named_modules():
+            meta_buffers = any(b.is_meta for b in module.buffers(recurse=False))
+            if name in owners or meta_buffers:
+                module.to_empty(device="cpu", recurse=False)
+                self._init_weights(module)
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """``torch.equal``, without reading the data when both are the same view of one storage
+    (a tied weight saved once: comparing would page in 90 MB of bert-base for nothing)."""
+    same_view = (
+        a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and a.data_ptr() == b.data_ptr()
+    )
+    return same_view or torch.equal(a, b)
 
 
 def _name_list(names: list[str], limit: int = 8) -> str:

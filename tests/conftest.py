@@ -12,6 +12,7 @@ import transformers
 
 import mini_hf_bert
 from mini_hf_bert.demo import default_checkpoint_dir
+from mini_hf_bert.testing_utils import write_hub_legacy_checkpoint
 
 transformers.utils.logging.disable_progress_bar()
 transformers.utils.logging.set_verbosity_error()
@@ -67,35 +68,11 @@ def minilm_tokenizer(minilm_dir):
     return transformers.BertTokenizer.from_pretrained(minilm_dir)
 
 
-def to_hub_legacy_layout(state_dict: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Rewrite a current transformers BertForPreTraining state dict the way the hub's
-    bert-base-uncased ``pytorch_model.bin`` (2019) stores it: LayerNorm ``gamma``/``beta``,
-    the ``bert.`` prefix kept, the tied ``cls.predictions.decoder.bias`` absent, and
-    ``bert.embeddings.position_ids`` present as a buffer."""
-    legacy = {}
-    for key, tensor in state_dict.items():
-        if key == "cls.predictions.decoder.bias":
-            continue
-        if key.endswith("LayerNorm.weight"):
-            key = key[: -len("weight")] + "gamma"
-        elif key.endswith("LayerNorm.bias"):
-            key = key[: -len("bias")] + "beta"
-        legacy[key] = tensor.clone()
-    legacy["bert.embeddings.position_ids"] = torch.arange(512).expand((1, -1)).clone()
-    return legacy
-
-
 @pytest.fixture(scope="session")
 def bert_base_legacy_dir(tmp_path_factory) -> str:
     """A bert-base-sized (12 x 768, vocab 30522) BertForPreTraining checkpoint in the hub's
     legacy layout, written by transformers with seeded random weights."""
-    directory = tmp_path_factory.mktemp("bert-base-uncased-legacy")
-    torch.manual_seed(1234)
-    config = transformers.BertConfig()  # the defaults are bert-base-uncased's
-    model = transformers.BertForPreTraining(config)
-    config.architectures = ["BertForPreTraining"]
-    config.save_pretrained(directory)
-    torch.save(to_hub_legacy_layout(model.state_dict()), directory / "pytorch_model.bin")
-    with open(directory / "config.json") as f:
+    directory = write_hub_legacy_checkpoint(tmp_path_factory.mktemp("bert-base-uncased-legacy"), seed=1234)
+    with open(os.path.join(directory, "config.json")) as f:
         assert json.load(f)["hidden_size"] == 768
-    return str(directory)
+    return directory

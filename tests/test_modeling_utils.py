@@ -9,7 +9,13 @@ import transformers.activations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mini_hf_bert import ACT2FN, BertConfig, BertModel, apply_chunking_to_forward, get_extended_attention_mask
+from mini_hf_bert import (
+    ACT2FN,
+    BertConfig,
+    BertModel,
+    apply_chunking_to_forward,
+    get_extended_attention_mask,
+)
 from mini_hf_bert.modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 from mini_hf_bert.parity import FP32_ATOL
 

@@ -15,7 +15,12 @@ from safetensors.torch import load_file
 
 import mini_hf_bert
 from mini_hf_bert import CheckpointError
-from mini_hf_bert.checkpoints.weight_map import TF_WEIGHT_MAP, hf_to_tf_name, is_tf_training_state, tf_to_hf_name
+from mini_hf_bert.checkpoints.weight_map import (
+    TF_WEIGHT_MAP,
+    hf_to_tf_name,
+    is_tf_training_state,
+    tf_to_hf_name,
+)
 from mini_hf_bert.parity import ParityRow, max_abs_diff
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "tf")

@@ -22,6 +22,7 @@ only applies them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -50,10 +51,13 @@ class FittedCheckpoint:
     tensors: dict[str, torch.Tensor]
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (name in file, name in model)
     dropped_buffers: list[str] = field(default_factory=list)
+    _file_names: dict[str, str] = field(default_factory=dict, repr=False)  # name in model -> name in file
 
     def name_in_file(self, key: str) -> str:
         """The checkpoint's own name for ``key`` (what a user will find in the file)."""
-        return dict((new, old) for old, new in self.renamed).get(key, key)
+        if len(self._file_names) != len(self.renamed):  # built once, on first use
+            self._file_names = {new: old for old, new in self.renamed}
+        return self._file_names.get(key, key)
 
 
 def fit_checkpoint_keys(
@@ -162,8 +166,13 @@ def _pattern(template: str) -> re.Pattern:
     return re.compile("^" + re.escape(template).replace(r"\{\}", r"(\d+)") + "$")
 
 
-_TF_TO_HF = [(_pattern(tf_name), hf_name, transpose) for hf_name, tf_name, transpose in TF_WEIGHT_MAP]
-_HF_TO_TF = [(_pattern(hf_name), tf_name, transpose) for hf_name, tf_name, transpose in TF_WEIGHT_MAP]
+@functools.cache
+def _compiled_table(direction: str) -> list[tuple[re.Pattern, str, bool]]:
+    """The table as (pattern, target, transpose) rows for one direction; compiled on
+    first use, so loading an HF checkpoint never pays for the TF table's regexes."""
+    if direction == "tf_to_hf":
+        return [(_pattern(tf_name), hf_name, transpose) for hf_name, tf_name, transpose in TF_WEIGHT_MAP]
+    return [(_pattern(hf_name), tf_name, transpose) for hf_name, tf_name, transpose in TF_WEIGHT_MAP]
 
 
 def is_tf_training_state(tf_name: str) -> bool:
@@ -180,12 +189,12 @@ def _lookup(rows: list[tuple[re.Pattern, str, bool]], name: str) -> tuple[str, b
 
 def tf_to_hf_name(tf_name: str) -> tuple[str, bool] | None:
     """Google TF variable name -> (transformers name, transpose?), or None if unmapped."""
-    return _lookup(_TF_TO_HF, tf_name)
+    return _lookup(_compiled_table("tf_to_hf"), tf_name)
 
 
 def hf_to_tf_name(hf_name: str) -> tuple[str, bool] | None:
     """transformers name (with the ``bert.`` prefix of head models) -> (Google TF name, transpose?)."""
-    return _lookup(_HF_TO_TF, hf_name)
+    return _lookup(_compiled_table("hf_to_tf"), hf_name)
 
 
 @dataclass
