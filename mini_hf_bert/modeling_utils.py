@@ -573,15 +573,23 @@ class PreTrainedModel(nn.Module):
         dtype: Any = None,
         strict: bool = True,
         output_loading_info: bool = False,
+        revision: str = "main",
+        cache_dir: str | os.PathLike | None = None,
+        local_files_only: bool = False,
         **kwargs: Any,
     ):
         """Build the model from a HuggingFace-format directory and load its weights.
 
         Args:
-            pretrained_model_name_or_path: a directory with ``config.json`` (or Google's
-                ``bert_config.json``) and one of ``model.safetensors``,
-                ``model.safetensors.index.json``, ``pytorch_model.bin``,
-                ``pytorch_model.bin.index.json``.
+            pretrained_model_name_or_path: one of (see ``checkpoints/resolve.py``)
+                - a directory with ``config.json`` and one of ``model.safetensors``,
+                  ``model.safetensors.index.json``, ``pytorch_model.bin``,
+                  ``pytorch_model.bin.index.json``;
+                - a Google checkpoint directory (``bert_config.json`` + ``bert_model.ckpt.*``),
+                  a checkpoint prefix (``.../bert_model.ckpt``) or its ``.index`` file;
+                - Google's released ``.zip``;
+                - a hub id (``"bert-base-uncased"``), read from the local HuggingFace
+                  cache or downloaded with huggingface_hub if installed and allowed.
             config: use this config instead of the directory's.
             attn_implementation: ``"eager"`` or ``"sdpa"`` (default ``"sdpa"``).
             torch_dtype / dtype: the parameters' dtype (transformers 4.x / 5.x spelling):
@@ -589,6 +597,9 @@ class PreTrainedModel(nn.Module):
             strict: missing or mis-shaped weights are an error (default). With
                 ``strict=False`` they are reported and keep their fresh initialisation.
             output_loading_info: also return a dict of missing / unexpected / mismatched keys.
+            revision / cache_dir / local_files_only: for hub ids, as in transformers: the
+                branch, tag or commit; the cache to use instead of ``$HF_HUB_CACHE``; never
+                download.
             **kwargs: arguments of the class's ``__init__`` (``add_pooling_layer=False``)
                 or config fields to override (``hidden_dropout_prob=0.0``). Anything
                 else is a TypeError, so a typo never passes silently.
@@ -610,7 +621,7 @@ class PreTrainedModel(nn.Module):
                 f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
             )
 
-        resolved = resolve_checkpoint(pretrained_model_name_or_path)
+        resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only)
         try:
             if config is None:
                 if resolved.config_path is None:

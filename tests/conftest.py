@@ -8,7 +8,12 @@ import os
 
 import pytest
 import torch
-import transformers
+
+# No test may reach the network or the machine's own HF cache by accident (test_hub.py
+# sets its own cache and mode per test); transformers reads this when imported.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import transformers  # noqa: E402
 
 import mini_hf_bert
 from mini_hf_bert.demo import default_checkpoint_dir

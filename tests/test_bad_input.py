@@ -49,11 +49,6 @@ def test_missing_path(tmp_path):
         BertModel.from_pretrained(tmp_path / "nope")
 
 
-def test_hub_id_is_not_downloaded():
-    with pytest.raises(FileNotFoundError, match="bert-base-uncased: no such directory.*hub ids are not downloaded"):
-        BertModel.from_pretrained("bert-base-uncased")
-
-
 def test_file_instead_of_directory(good_dir):
     with pytest.raises(CheckpointError, match="model.safetensors: is a file"):
         BertModel.from_pretrained(good_dir / "model.safetensors")

@@ -6,7 +6,10 @@ Forms understood (each tested):
 * a Google checkpoint directory: ``bert_config.json`` + ``bert_model.ckpt.index`` + ``.data-*``;
 * a checkpoint prefix: ``.../bert_model.ckpt`` (or its ``.index`` file);
 * Google's released ``.zip`` (e.g. ``uncased_L-12_H-768_A-12.zip``), extracted to a
-  temporary directory with every member name and the total size checked first.
+  temporary directory with every member name and the total size checked first;
+* a hub model id (``bert-base-uncased``, ``google-bert/bert-base-uncased``): found in the
+  local HuggingFace cache, or downloaded with huggingface_hub when that is possible
+  (``hub.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import torch
 
 from .errors import CheckpointError
 from .hf_format import CONFIG_NAME, find_weights_file, read_state_dict
+from .hub import looks_like_hub_id, resolve_hub_id
 from .tf_bundle import TFCheckpoint
 from .weight_map import convert_tf_checkpoint
 
@@ -61,8 +65,20 @@ class CheckpointTensors:
     unmapped: list[str] = field(default_factory=list)  # variables no table row maps
 
 
-def resolve_checkpoint(path: str | os.PathLike) -> ResolvedCheckpoint:
+def resolve_checkpoint(
+    path: str | os.PathLike,
+    revision: str = "main",
+    cache_dir: str | os.PathLike | None = None,
+    local_files_only: bool = False,
+) -> ResolvedCheckpoint:
+    """Find the config and weights of ``path``: a local form first, then a hub id.
+
+    ``revision``, ``cache_dir`` and ``local_files_only`` apply to hub ids only, with
+    transformers' meanings.
+    """
     source = os.fspath(path)
+    if not isinstance(source, str):
+        raise TypeError(f"pretrained_model_name_or_path must be a str or os.PathLike, got {type(path).__name__}")
     if os.path.isdir(source):
         return _resolve_directory(source, source)
     if os.path.isfile(source + ".index"):
@@ -76,9 +92,14 @@ def resolve_checkpoint(path: str | os.PathLike) -> ResolvedCheckpoint:
             f"{source}: is a file that is neither a checkpoint directory, a TensorFlow checkpoint "
             f"(PREFIX.index) nor a .zip; pass the directory that holds config.json and the weights"
         )
+    if looks_like_hub_id(source):
+        try:
+            directory = resolve_hub_id(source, revision, cache_dir, local_files_only)
+        except CheckpointError as e:
+            raise CheckpointError(f"{source}: no such local directory or file, and as a hub id: {e}") from None
+        return _resolve_directory(directory, source)
     raise FileNotFoundError(
-        f"{source}: no such directory, TensorFlow checkpoint prefix or .zip. from_pretrained reads "
-        f"local checkpoints; hub ids are not downloaded."
+        f"{source}: no such directory, TensorFlow checkpoint prefix or .zip (and not a hub model id)"
     )
 
 

@@ -1,0 +1,177 @@
+"""Hub model ids ("bert-base-uncased", "google-bert/bert-base-uncased") -> a local directory.
+
+The local HuggingFace cache is read directly, with no dependency: it is a plain directory
+layout that huggingface_hub writes and transformers reads,
+
+    $HF_HUB_CACHE/models--google-bert--bert-base-uncased/
+        refs/main                      # a text file: the commit "main" points at
+        snapshots/<commit>/config.json # symlinks into blobs/
+        snapshots/<commit>/model.safetensors
+        blobs/<sha256 or git hash>
+
+where ``HF_HUB_CACHE`` defaults to ``$HF_HOME/hub``, ``HF_HOME`` to
+``$XDG_CACHE_HOME/huggingface`` and that to ``~/.cache/huggingface`` (huggingface_hub's
+``constants.py``; the older ``HUGGINGFACE_HUB_CACHE`` is honoured too).
+
+An id that is not cached is downloaded with huggingface_hub, only when it is installed,
+offline mode (``HF_HUB_OFFLINE=1``) is off, and ``local_files_only`` is false. Every
+failure says which of these stopped it and where the cache was looked for.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+from .errors import CheckpointError
+from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES
+
+logger = logging.getLogger(__name__)
+
+#: transformers' own spelling of the rules for a repo id: "name" or "namespace/name", of
+#: letters, digits, "-", "_", "."; no "--" or ".." and no leading/trailing "-" or ".".
+_REPO_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+#: The original BERT ids moved under the google-bert organisation in 2024; the hub
+#: redirects the old names, and a cache may hold either spelling.
+LEGACY_BERT_IDS = {
+    name: "google-bert/" + name
+    for name in (
+        "bert-base-uncased", "bert-large-uncased", "bert-base-cased", "bert-large-cased",
+        "bert-base-multilingual-uncased", "bert-base-multilingual-cased", "bert-base-chinese",
+        "bert-base-german-cased", "bert-large-uncased-whole-word-masking",
+        "bert-large-cased-whole-word-masking", "bert-large-uncased-whole-word-masking-finetuned-squad",
+        "bert-large-cased-whole-word-masking-finetuned-squad", "bert-base-cased-finetuned-mrpc",
+    )
+}
+
+#: Files fetched besides the config and the weights, when the repo has them.
+TOKENIZER_FILE_NAMES = ("vocab.txt", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json")
+
+
+def looks_like_hub_id(name: str) -> bool:
+    return bool(_REPO_ID.match(name)) and "--" not in name and ".." not in name and not name.endswith((".", "-"))
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def hub_cache_dir() -> str:
+    """Where huggingface_hub keeps downloaded repos, by the same environment variables."""
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(variable):
+            return os.path.expanduser(os.environ[variable])
+    hf_home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface"
+    )
+    return os.path.join(os.path.expanduser(hf_home), "hub")
+
+
+def is_offline() -> bool:
+    return _truthy(os.environ.get("HF_HUB_OFFLINE")) or _truthy(os.environ.get("TRANSFORMERS_OFFLINE"))
+
+
+def _repo_ids(repo_id: str) -> list[str]:
+    """The spellings a cache may hold ``repo_id`` under."""
+    spellings = [repo_id]
+    if repo_id in LEGACY_BERT_IDS:
+        spellings.append(LEGACY_BERT_IDS[repo_id])
+    elif repo_id.startswith("google-bert/") and repo_id.split("/", 1)[1] in LEGACY_BERT_IDS:
+        spellings.append(repo_id.split("/", 1)[1])
+    return spellings
+
+
+def _has_checkpoint(directory: str) -> bool:
+    has_config = os.path.isfile(os.path.join(directory, CONFIG_NAME))
+    return has_config and any(os.path.isfile(os.path.join(directory, name)) for name in WEIGHTS_FILE_NAMES)
+
+
+def find_cached_snapshot(repo_id: str, revision: str = "main", cache_dir: str | None = None) -> str | None:
+    """The snapshot directory of ``repo_id`` at ``revision`` in the local cache, if it holds
+    a config and a weights file; else None."""
+    cache_dir = cache_dir or hub_cache_dir()
+    for spelling in _repo_ids(repo_id):
+        repo_dir = os.path.join(cache_dir, "models--" + spelling.replace("/", "--"))
+        if not os.path.isdir(repo_dir):
+            continue
+        commit = revision if _COMMIT.match(revision) else None
+        ref_file = os.path.join(repo_dir, "refs", revision)
+        if commit is None and os.path.isfile(ref_file):
+            with open(ref_file, encoding="utf-8") as f:
+                commit = f.read().strip()
+        if commit is None:
+            continue
+        snapshot = os.path.join(repo_dir, "snapshots", commit)
+        if os.path.basename(snapshot) == commit and _has_checkpoint(snapshot):
+            return snapshot
+    return None
+
+
+def resolve_hub_id(
+    repo_id: str, revision: str = "main", cache_dir: str | None = None, local_files_only: bool = False
+) -> str:
+    """A local directory holding ``repo_id``'s config and weights: from the cache, or downloaded."""
+    cache_dir = os.fspath(cache_dir) if cache_dir is not None else hub_cache_dir()
+    snapshot = find_cached_snapshot(repo_id, revision, cache_dir)
+    if snapshot is not None:
+        logger.info("%s (%s): found in the local cache at %s", repo_id, revision, snapshot)
+        return snapshot
+    where = f"{repo_id!r} (revision {revision!r}) is not in the local HuggingFace cache ({cache_dir})"
+    if local_files_only:
+        raise CheckpointError(f"{where}, and local_files_only=True forbids downloading it")
+    if is_offline():
+        raise CheckpointError(f"{where}, and offline mode (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE) forbids downloading it")
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise CheckpointError(
+            f"{where}, and huggingface_hub is not installed to download it "
+            f"(pip install huggingface_hub, or pass a local directory)"
+        ) from None
+    return _download(huggingface_hub, repo_id, revision, cache_dir, where)
+
+
+def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str) -> str:
+    """Fetch config.json, the first weights file the repo has (safetensors first, as
+    transformers), its shards if it is an index, and the tokenizer files present."""
+    from huggingface_hub.errors import EntryNotFoundError
+
+    def fetch(filename: str) -> str:
+        return huggingface_hub.hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir)
+
+    try:
+        config_path = fetch(CONFIG_NAME)
+        weights_path = None
+        for name in WEIGHTS_FILE_NAMES:
+            try:
+                weights_path = fetch(name)
+                break
+            except EntryNotFoundError:
+                continue
+        if weights_path is None:
+            raise CheckpointError(f"{repo_id}: the repo has none of {', '.join(WEIGHTS_FILE_NAMES)}")
+        if weights_path.endswith(".index.json"):
+            import json
+
+            with open(weights_path, encoding="utf-8") as f:
+                shards = sorted(set(json.load(f).get("weight_map", {}).values()))
+            for shard in shards:
+                if os.path.basename(shard) != shard:
+                    raise CheckpointError(f"{weights_path}: shard name {shard!r} is not a plain file name")
+                fetch(shard)
+        for name in TOKENIZER_FILE_NAMES:
+            try:
+                fetch(name)
+            except EntryNotFoundError:
+                pass
+    except CheckpointError:
+        raise
+    except Exception as e:  # noqa: BLE001 - network, auth, missing repo: all mean "not downloadable"
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CheckpointError(f"{where}, and downloading it failed ({type(e).__name__}: {reason})") from None
+    directory = os.path.dirname(config_path)
+    logger.info("%s (%s): downloaded to %s", repo_id, revision, directory)
+    return directory
