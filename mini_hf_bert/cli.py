@@ -4,6 +4,7 @@ Commands:
     demo     encode sentences with a real checkpoint, print similarities and a parity table
     parity   module-by-module comparison with transformers
     convert  any checkpoint form (Google TF directory / prefix / zip, HF directory) -> an HF directory
+    inspect  which official checkpoint a path is (content fingerprint), or the architecture it implies
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--config", metavar="FILE", help="config file to use instead of the one beside SRC")
     convert.add_argument("--overwrite", action="store_true", help="replace DST if it exists")
     convert.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    inspect = commands.add_parser("inspect", help="which official checkpoint SRC is (by fingerprint), or its inferred architecture")
+    inspect.add_argument("src", help="any form from_pretrained reads: HF or Google directory, prefix, .zip, hub id")
+    inspect.add_argument("--tensors", action="store_true", help="also list every tensor: name, shape, dtype and where it maps")
+    inspect.add_argument("--no-progress", action="store_true", help="no progress bar while hashing large files")
     return parser
 
 
@@ -50,16 +56,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "parity":
             return demo.run_module_parity(args.checkpoint, args.attn_implementation)
         if args.command == "convert":
+            if args.dst is None and not args.inspect:
+                raise ValueError("convert needs DST (or --inspect to only list the tensors)")
+            print(convert.format_description(convert.describe_checkpoint(args.src, progress=not args.no_progress)))
             if args.inspect:
                 print(convert.format_inspection(convert.inspect_checkpoint(args.src)))
             if args.dst is None:
-                if not args.inspect:
-                    raise ValueError("convert needs DST (or --inspect to only list the tensors)")
                 return 0
             report = convert.convert(args.src, args.dst, config_file=args.config, overwrite=args.overwrite,
                                      progress=not args.no_progress)
             print(f"wrote {report.destination}: {report.architecture}, {report.tensors_written} tensors "
                   f"({report.skipped_training_state} training-state variables skipped); files: {', '.join(report.files)}")
+            return 0
+        if args.command == "inspect":
+            print(convert.format_description(convert.describe_checkpoint(args.src, progress=not args.no_progress)))
+            if args.tensors:
+                print(convert.format_inspection(convert.inspect_checkpoint(args.src)))
             return 0
     except (CheckpointError, ConfigError, FileNotFoundError, FileExistsError, RuntimeError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -8,20 +8,29 @@ vocabulary files found beside it into ``dst``, which transformers' own
 ``dst`` and renamed into place, so an interrupted conversion leaves nothing half-written;
 the source is only ever read.
 
-``inspect_checkpoint(src)`` lists every tensor with its shape, dtype and what it maps to.
+``inspect_checkpoint(src)`` lists every tensor with its shape, dtype and what it maps to;
+``describe_checkpoint(src)`` says which official checkpoint it is (by content fingerprint,
+``checkpoints/fingerprints.py``) or, for anything else, the architecture its tensors imply.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
+import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .checkpoints.errors import CheckpointError
-from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
+from .checkpoints.fingerprints import KnownFile, identify_file
+from .checkpoints.resolve import (
+    ResolvedCheckpoint,
+    load_checkpoint_tensors,
+    resolve_checkpoint,
+)
 from .checkpoints.tf_bundle import TFCheckpoint
 from .checkpoints.weight_map import is_tf_training_state, tf_to_hf_name
 from .configuration_bert import BertConfig
@@ -144,4 +153,120 @@ def format_inspection(rows: list[InspectedTensor]) -> str:
     lines = [f"{'name':<{width}}  {'shape':<16}  {'dtype':<9}  maps to"]
     for r in rows:
         lines.append(f"{r.name:<{width}}  {str(list(r.shape)):<16}  {r.dtype:<9}  {r.maps_to}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ describing
+
+
+@dataclass
+class CheckpointDescription:
+    """What a checkpoint is: recognised official files, and the architecture its tensors imply."""
+
+    source: str
+    recognised: list[tuple[str, KnownFile]] = field(default_factory=list)  # (file name, what it is)
+    architecture: str = "BertModel"  # the mini_hf_bert class its weights fill
+    num_hidden_layers: int = 0
+    hidden_size: int = 0
+    num_attention_heads: int | None = None  # not fixed by the weights: from the config, if any
+    intermediate_size: int = 0
+    vocab_size: int = 0
+    max_position_embeddings: int = 0
+    type_vocab_size: int = 0
+    heads: list[str] = field(default_factory=list)
+
+
+def _hf_shapes(resolved: ResolvedCheckpoint) -> dict[str, tuple[int, ...]]:
+    """transformers name (``bert.`` prefix removed, legacy gamma/beta kept) -> shape."""
+    if resolved.kind == "tf":
+        shapes = {}
+        for name, entry in TFCheckpoint(resolved.tf_prefix).entries.items():
+            mapped = None if is_tf_training_state(name) else tf_to_hf_name(name)
+            if mapped is not None:
+                hf_name, transpose = mapped
+                shapes[hf_name] = tuple(reversed(entry.shape)) if transpose else tuple(entry.shape)
+    else:  # memory-mapped: reading shapes touches no weight data
+        shapes = {name: tuple(t.shape) for name, t in load_checkpoint_tensors(resolved).tensors.items()}
+    return {name.removeprefix("bert."): shape for name, shape in shapes.items()}
+
+
+def _checkpoint_files(resolved: ResolvedCheckpoint) -> list[str]:
+    """The files that hold ``resolved``'s weights and vocabulary (what can be fingerprinted)."""
+    if resolved.kind == "tf":
+        directory = os.path.dirname(resolved.tf_prefix) or "."
+        stem = os.path.basename(resolved.tf_prefix)
+        files = [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.startswith(stem + ".")]
+    else:
+        directory = os.path.dirname(resolved.weights_path)
+        files = [resolved.weights_path]
+        if resolved.weights_path.endswith(".index.json"):
+            with open(resolved.weights_path, encoding="utf-8") as f:
+                files += [os.path.join(directory, s) for s in sorted(set(json.load(f).get("weight_map", {}).values()))]
+    files += [os.path.join(directory, name) for name in VOCAB_FILES if os.path.isfile(os.path.join(directory, name))]
+    return files
+
+
+def describe_checkpoint(src: str, progress: bool = False) -> CheckpointDescription:
+    """Recognise ``src``'s files by fingerprint and infer its architecture from its tensors."""
+    resolved = resolve_checkpoint(src)
+    try:
+        description = CheckpointDescription(source=os.fspath(src))
+        if os.path.isfile(os.fspath(src)) and not os.fspath(src).endswith(".index"):  # a .zip: the archive itself too
+            candidates = [os.fspath(src), *_checkpoint_files(resolved)]
+        else:
+            candidates = _checkpoint_files(resolved)
+        for path in candidates:
+            known = identify_file(path, progress=progress)
+            if known is not None:
+                description.recognised.append((os.path.basename(path), known))
+        shapes = _hf_shapes(resolved)
+        config_heads = None
+        if resolved.config_path is not None:
+            try:
+                with open(resolved.config_path, encoding="utf-8") as f:
+                    config_heads = json.load(f).get("num_attention_heads")
+            except (OSError, ValueError):
+                config_heads = None
+    finally:
+        resolved.cleanup()
+
+    def dim(name: str, axis: int) -> int:
+        return shapes[name][axis] if name in shapes and len(shapes[name]) > axis else 0
+
+    layers = {int(m.group(1)) for n in shapes if (m := re.match(r"encoder\.layer\.(\d+)\.", n))}
+    description.architecture = infer_architecture(set(shapes))
+    description.num_hidden_layers = max(layers) + 1 if layers else 0
+    description.vocab_size = dim("embeddings.word_embeddings.weight", 0)
+    description.hidden_size = dim("embeddings.word_embeddings.weight", 1)
+    description.max_position_embeddings = dim("embeddings.position_embeddings.weight", 0)
+    description.type_vocab_size = dim("embeddings.token_type_embeddings.weight", 0)
+    description.intermediate_size = dim("encoder.layer.0.intermediate.dense.weight", 0)
+    description.num_attention_heads = config_heads if isinstance(config_heads, int) else None
+    if "pooler.dense.weight" in shapes:
+        description.heads.append("pooler")
+    if any(n.startswith("cls.predictions.") for n in shapes):
+        description.heads.append("masked-LM head (cls.predictions)")
+    if any(n.startswith("cls.seq_relationship.") for n in shapes):
+        description.heads.append("next-sentence head (cls.seq_relationship)")
+    if "classifier.weight" in shapes:
+        description.heads.append(f"classifier ({dim('classifier.weight', 0)} labels)")
+    if "qa_outputs.weight" in shapes:
+        description.heads.append("span head (qa_outputs)")
+    return description
+
+
+def format_description(d: CheckpointDescription) -> str:
+    lines = []
+    for filename, known in d.recognised:
+        lines.append(f"recognised {filename}: {known.name} [sha256 {known.sha256[:16]}..., {known.size} bytes]")
+    if not any(known.filename != "vocab.txt" for _, known in d.recognised):
+        lines.append("weights: not a checkpoint this tool knows by fingerprint; architecture inferred from the tensors:")
+    heads = "from config" if d.num_attention_heads is not None else "unknown: the weights do not fix it"
+    lines.append(
+        f"  {d.architecture}: {d.num_hidden_layers} layers, hidden {d.hidden_size}, "
+        f"heads {d.num_attention_heads if d.num_attention_heads is not None else '?'} ({heads}), "
+        f"intermediate {d.intermediate_size}, vocab {d.vocab_size}, positions {d.max_position_embeddings}, "
+        f"segment types {d.type_vocab_size}"
+    )
+    lines.append(f"  heads present: {', '.join(d.heads) if d.heads else 'none (encoder only)'}")
     return "\n".join(lines)

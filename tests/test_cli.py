@@ -56,7 +56,5 @@ def test_parity_command_lists_every_module():
 def test_bad_checkpoint_is_one_line_not_a_traceback(args, message):
     result = _run(*args)
     assert result.returncode == 2
-    assert result.stderr.strip() == message + (
-        ", TensorFlow checkpoint prefix or .zip. from_pretrained reads local checkpoints; hub ids are not downloaded."
-    )
+    assert result.stderr.strip() == message + ", TensorFlow checkpoint prefix or .zip (and not a hub model id)"
     assert "Traceback" not in result.stderr
