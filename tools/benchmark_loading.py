@@ -108,7 +108,9 @@ def measure_once(library: str, directory: str) -> dict:
     seconds = time.perf_counter() - start
     load_peak = _peak_rss_mib() - baseline
     with torch.no_grad():
-        logits = model(torch.arange(1000, 1064).unsqueeze(0)).prediction_logits  # (1, 64, V)
+        length = min(64, model.config.max_position_embeddings)
+        input_ids = (torch.arange(length) * 7919 % model.config.vocab_size).unsqueeze(0)  # (1, T), spread over the vocab
+        logits = model(input_ids).prediction_logits  # (1, T, V)
     weights_mib = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**20
     return {
         "seconds": seconds,
