@@ -148,27 +148,44 @@ def _int64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
+def _number(fields: dict[int, list], number: int, what: str) -> int:
+    """The last value of an integer field (protobuf's "last one wins"), 0 when absent."""
+    value = fields.get(number, [0])[-1]
+    if not isinstance(value, int):
+        raise _Malformed(f"{what} (field {number}) holds bytes where a number belongs")
+    return value
+
+
+def _message(fields: dict[int, list], number: int, what: str) -> dict[int, list]:
+    """The last value of a sub-message field, decoded; empty when absent."""
+    value = fields.get(number, [b""])[-1]
+    if not isinstance(value, bytes):
+        raise _Malformed(f"{what} (field {number}) holds a number where a message belongs")
+    return _proto_fields(value)
+
+
 def _decode_entry(name: str, value: bytes) -> BundleEntry:
     """BundleEntryProto: dtype=1, shape=2 (TensorShapeProto), shard_id=3, offset=4, size=5,
     crc32c=6 (fixed32), slices=7."""
     f = _proto_fields(value)
-    shape_fields = _proto_fields(f.get(2, [b""])[-1])
-    if shape_fields.get(3, [0])[-1]:
+    shape_fields = _message(f, 2, "shape")
+    if _number(shape_fields, 3, "shape.unknown_rank"):
         raise _Malformed("shape has unknown rank")
     dims = []
-    for dim in shape_fields.get(2, []):  # TensorShapeProto.dim: size=1, name=2
-        size = _int64(_proto_fields(dim).get(1, [0])[-1])
+    for i in range(len(shape_fields.get(2, []))):  # TensorShapeProto.dim: size=1, name=2
+        dim = {2: [shape_fields[2][i]]}
+        size = _int64(_number(_message(dim, 2, "shape.dim"), 1, "shape.dim.size"))
         if size < 0:
             raise _Malformed(f"shape has a negative dimension {size}")
         dims.append(size)
     return BundleEntry(
         name=name,
-        dtype=f.get(1, [0])[-1],
+        dtype=_number(f, 1, "dtype"),
         shape=tuple(dims),
-        shard_id=_int64(f.get(3, [0])[-1]),
-        offset=_int64(f.get(4, [0])[-1]),
-        size=_int64(f.get(5, [0])[-1]),
-        crc32c=f.get(6, [0])[-1],
+        shard_id=_int64(_number(f, 3, "shard_id")),
+        offset=_int64(_number(f, 4, "offset")),
+        size=_int64(_number(f, 5, "size")),
+        crc32c=_number(f, 6, "crc32c"),
         sliced=bool(f.get(7)),
     )
 
@@ -279,14 +296,20 @@ class TFCheckpoint:
             raise CheckpointError(f"{self.index_path}: no header entry (the empty key); not a tensor bundle")
         try:
             header = _proto_fields(table[0][1])
-            self.num_shards = _int64(header.get(1, [0])[-1])
-            endianness = header.get(2, [0])[-1]
-            entries = {}
-            for key, value in table[1:]:
+            self.num_shards = _int64(_number(header, 1, "header.num_shards"))
+            endianness = _number(header, 2, "header.endianness")
+        except _Malformed as e:
+            raise CheckpointError(f"{self.index_path}: corrupt header entry ({e})") from None
+        entries = {}
+        for key, value in table[1:]:
+            try:
                 name = key.decode("utf-8")
+            except UnicodeDecodeError:
+                raise CheckpointError(f"{self.index_path}: a tensor name is not UTF-8 ({key[:60]!r})") from None
+            try:
                 entries[name] = _decode_entry(name, value)
-        except (_Malformed, UnicodeDecodeError) as e:
-            raise CheckpointError(f"{self.index_path}: corrupt entry ({e})") from None
+            except _Malformed as e:
+                raise CheckpointError(f"{self.index_path}: corrupt entry for tensor {name!r} ({e})") from None
         if not 1 <= self.num_shards <= 100_000:
             raise CheckpointError(f"{self.index_path}: header declares {self.num_shards} shards")
         if endianness != 0:
