@@ -317,6 +317,9 @@ def get_head_mask(
 # --------------------------------------------------------------------------------------
 # Building a model without initialising it
 # --------------------------------------------------------------------------------------
+_TORCH_EMPTY = torch.empty  # the function itself, whatever later rebinds the name
+
+
 class _EmptyParameters(TorchFunctionMode):
     """While active: ``torch.empty`` makes meta tensors, and random fills of meta tensors
     are skipped.
@@ -341,7 +344,7 @@ class _EmptyParameters(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
-        if func is torch.empty and kwargs.get("device") is None:
+        if func is _TORCH_EMPTY and kwargs.get("device") is None:
             kwargs["device"] = "meta"
         elif func in self.RANDOM_FILLS:
             tensor = args[0] if args else kwargs.get("tensor")

@@ -230,7 +230,10 @@ def convert_tf_checkpoint(checkpoint, progress: bool = False) -> TFConversion:
         if transpose:
             if tensor.dim() != 2:
                 raise CheckpointError(f"{checkpoint.index_path}: tensor {tf_name!r} should be a 2-D kernel, has shape {list(tensor.shape)}")
-            tensor = tensor.t()  # [in, out] -> [out, in]
+            # [in, out] -> [out, in] as a view of the mapped shard, not a copy; F.linear takes
+            # it as it is, and transformers 4.x's np.transpose also gives a view, so the two
+            # compute bit-identical outputs (a contiguous copy differed by ~1e-7).
+            tensor = tensor.t()
         out.tensors[hf_name] = tensor
         out.renamed.append((tf_name, hf_name))
         if bar is not None:
