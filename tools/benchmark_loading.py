@@ -65,20 +65,13 @@ def sources_fingerprint() -> str:
 
 
 # ---------------------------------------------------------------- one measurement (child)
-def _rss_mib() -> float:
+def _status_mib(field: str) -> float:
+    """A memory line of /proc/self/status in MiB: VmRSS (now) or VmHWM (peak)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
-
-
-def _peak_rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def _reset_peak_rss() -> None:
@@ -105,12 +98,12 @@ def measure_once(library: str, directory: str) -> dict:
 
         model_class = mini_hf_bert.BertForPreTraining
     torch.set_num_threads(1)  # the forward pass is there to touch the weights, not to be timed
-    baseline = _rss_mib()
+    baseline = _status_mib("VmRSS")
     _reset_peak_rss()
     start = time.perf_counter()
     model = model_class.from_pretrained(directory)
     seconds = time.perf_counter() - start
-    load_peak = _peak_rss_mib() - baseline
+    load_peak = _status_mib("VmHWM") - baseline
     with torch.no_grad():
         length = min(64, model.config.max_position_embeddings)
         input_ids = (torch.arange(length) * 7919 % model.config.vocab_size).unsqueeze(0)  # (1, T), spread over the vocab
@@ -119,7 +112,7 @@ def measure_once(library: str, directory: str) -> dict:
     return {
         "seconds": seconds,
         "load_peak_mib": load_peak,
-        "after_forward_mib": _rss_mib() - baseline,
+        "after_forward_mib": _status_mib("VmRSS") - baseline,
         "weights_mib": weights_mib,
         "logits_sum": float(logits.double().sum()),
     }
