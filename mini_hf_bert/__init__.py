@@ -46,7 +46,18 @@ from .modeling_utils import (
 
 __version__ = "0.1.0"
 
+from .tokenization_bert import (
+    BasicTokenizer,
+    BertTokenizer,
+    TokenizerFileError,
+    WordpieceTokenizer,
+)
+
 __all__ = [
+    "BasicTokenizer",
+    "BertTokenizer",
+    "TokenizerFileError",
+    "WordpieceTokenizer",
     "ACT2FN",
     "BaseModelOutputWithPastAndCrossAttentions",
     "BaseModelOutputWithPoolingAndCrossAttentions",

@@ -89,9 +89,15 @@ def _has_checkpoint(directory: str) -> bool:
     return has_config and any(os.path.isfile(os.path.join(directory, name)) for name in WEIGHTS_FILE_NAMES)
 
 
-def find_cached_snapshot(repo_id: str, revision: str = "main", cache_dir: str | None = None) -> str | None:
+def _has_any(directory: str, names: tuple[str, ...]) -> bool:
+    return any(os.path.isfile(os.path.join(directory, name)) for name in names)
+
+
+def find_cached_snapshot(
+    repo_id: str, revision: str = "main", cache_dir: str | None = None, required: tuple[str, ...] | None = None
+) -> str | None:
     """The snapshot directory of ``repo_id`` at ``revision`` in the local cache, if it holds
-    a config and a weights file; else None."""
+    a config and a weights file (or, with ``required``, one of those files); else None."""
     cache_dir = cache_dir or hub_cache_dir()
     for spelling in _repo_ids(repo_id):
         repo_dir = os.path.join(cache_dir, "models--" + spelling.replace("/", "--"))
@@ -105,17 +111,23 @@ def find_cached_snapshot(repo_id: str, revision: str = "main", cache_dir: str | 
         if commit is None:
             continue
         snapshot = os.path.join(repo_dir, "snapshots", commit)
-        if os.path.basename(snapshot) == commit and _has_checkpoint(snapshot):
+        complete = _has_any(snapshot, required) if required else _has_checkpoint(snapshot)
+        if os.path.basename(snapshot) == commit and complete:
             return snapshot
     return None
 
 
 def resolve_hub_id(
-    repo_id: str, revision: str = "main", cache_dir: str | None = None, local_files_only: bool = False
+    repo_id: str,
+    revision: str = "main",
+    cache_dir: str | None = None,
+    local_files_only: bool = False,
+    required: tuple[str, ...] | None = None,
 ) -> str:
-    """A local directory holding ``repo_id``'s config and weights: from the cache, or downloaded."""
+    """A local directory holding ``repo_id``'s config and weights (or, with ``required``, one
+    of those files, e.g. a tokenizer's): from the cache, or downloaded."""
     cache_dir = os.fspath(cache_dir) if cache_dir is not None else hub_cache_dir()
-    snapshot = find_cached_snapshot(repo_id, revision, cache_dir)
+    snapshot = find_cached_snapshot(repo_id, revision, cache_dir, required)
     if snapshot is not None:
         logger.info("%s (%s): found in the local cache at %s", repo_id, revision, snapshot)
         return snapshot
@@ -131,7 +143,28 @@ def resolve_hub_id(
             f"{where}, and huggingface_hub is not installed to download it "
             f"(pip install huggingface_hub, or pass a local directory)"
         ) from None
+    if required:
+        return _download_files(huggingface_hub, repo_id, revision, cache_dir, where, required)
     return _download(huggingface_hub, repo_id, revision, cache_dir, where)
+
+
+def _download_files(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str, names) -> str:
+    """Fetch whichever of ``names`` the repo has, plus the tokenizer files; at least one."""
+    from huggingface_hub.errors import EntryNotFoundError
+
+    fetched = []
+    try:
+        for name in dict.fromkeys((*names, *TOKENIZER_FILE_NAMES)):
+            try:
+                fetched.append(huggingface_hub.hf_hub_download(repo_id, name, revision=revision, cache_dir=cache_dir))
+            except EntryNotFoundError:
+                continue
+    except Exception as e:  # noqa: BLE001 - network, auth, missing repo: all mean "not downloadable"
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CheckpointError(f"{where}, and downloading it failed ({type(e).__name__}: {reason})") from None
+    if not any(os.path.basename(p) in names for p in fetched):
+        raise CheckpointError(f"{repo_id}: the repo has none of {', '.join(names)}")
+    return os.path.dirname(fetched[0])
 
 
 def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str) -> str:
