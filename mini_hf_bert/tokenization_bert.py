@@ -611,8 +611,8 @@ class BertTokenizer:
             text_pair: the second segment (same form as ``text``): token type 1.
             padding: False / "do_not_pad"; True / "longest" (to the longest in the batch);
                 "max_length" (to ``max_length``, else ``model_max_length``). Pads on the right.
-            truncation: False / None; True / "longest_first" (shorten the longer of the two,
-                the first keeping the odd token); "only_first"; "only_second". To
+            truncation: False / None; True / "longest_first" (the shorter of the two keeps
+                at most half the room, the longer the rest); "only_first"; "only_second". To
                 ``max_length``, else ``model_max_length``; the special tokens count.
             max_length: with ``truncation=None``, implies "longest_first" (as transformers).
             return_tensors: None (lists) or "pt" (torch tensors, shape (B, T); B = 1 for
@@ -626,6 +626,8 @@ class BertTokenizer:
         """
         batched = isinstance(text, (list, tuple))
         texts = list(text) if batched else [text]
+        if text_pair == "" and not batched:  # as transformers: an empty pair is no pair
+            text_pair = None
         if text_pair is None:
             pairs = [None] * len(texts)
         else:
@@ -685,8 +687,8 @@ class BertTokenizer:
         first = self._tokens_with_offsets(text)
         second = self._tokens_with_offsets(pair) if pair is not None else None
         if truncation is not None:
-            budget = limit - (self.num_special_tokens_to_add(second is not None) if add_special else 0)
-            first, second = self._truncate(first, second, truncation, max(budget, 0))
+            specials = self.num_special_tokens_to_add(second is not None) if add_special else 0
+            first, second = self._truncate(first, second, truncation, limit - specials)
         ids_a = [self.vocab.get(t, self.vocab[self.unk_token]) for t, _, _ in first]
         ids_b = None if second is None else [self.vocab.get(t, self.vocab[self.unk_token]) for t, _, _ in second]
         spans_a = [(s, e) for _, s, e in first]
@@ -706,32 +708,39 @@ class BertTokenizer:
 
     @staticmethod
     def _truncate(first: list, second: list | None, strategy: str, budget: int):
+        """Cut the token lists so that together they fit ``budget`` (max_length less the
+        special tokens), the way the fast tokenizer does, edge cases included."""
         n1, n2 = len(first), len(second or [])
+        if budget < 0:  # max_length below the special tokens alone: left as it is
+            logger.warning("max_length leaves no room even for the special tokens; not truncating")
+            return first, second
+        if budget == 0:
+            return [], None if second is None else []
         if n1 + n2 <= budget:
             return first, second
-        if second is None or strategy == "only_first":
-            keep = budget - n2
-            if keep < 0 or (second is not None and strategy != "only_first"):
-                keep = 0
-            if second is not None and keep <= 0:
+        to_remove = n1 + n2 - budget
+        if second is None:
+            if strategy == "only_second":
+                raise ValueError("truncation='only_second' truncates text_pair, but no text_pair was given")
+            return first[:budget], None
+        if strategy in ("only_first", "only_second"):
+            target, length = ("first", n1) if strategy == "only_first" else ("second", n2)
+            if to_remove >= length:
                 raise ValueError(
-                    f"truncation='only_first': the second sequence alone ({n2} tokens) leaves no room in "
-                    f"max_length; the first sequence is too short to truncate to fit"
+                    f"truncation={strategy!r}: {to_remove} tokens must go, but the {target} sequence has {length}; "
+                    f"it is too short to truncate to fit max_length"
                 )
-            return first[:keep], second
-        if strategy == "only_second":
-            keep = budget - n1
-            if keep <= 0:
-                raise ValueError(
-                    f"truncation='only_second': the first sequence alone ({n1} tokens) leaves no room in "
-                    f"max_length; the second sequence is too short to truncate to fit"
-                )
-            return first, second[:keep]
-        # longest_first: the shorter keeps everything if it fits in half, else both get half
-        # (the first the extra token of an odd budget) -- the same lengths as removing one
-        # token at a time from the longer, ties from the second.
-        keep_second = min(n2, max(budget - n1, budget // 2))
-        keep_first = min(n1, budget - keep_second)
+            if strategy == "only_first":
+                return first[: n1 - to_remove], second
+            return first, second[: n2 - to_remove]
+        # longest_first, as the fast tokenizer: the shorter sequence (the first, on a tie)
+        # keeps at most half the budget, rounded down; the longer gets the rest. (4.x's Python
+        # tokenizer removes one token at a time from the longer, ties from the second, which
+        # gives the odd token to the first instead: docs/tokenizer.md.)
+        first_is_shorter = n1 <= n2
+        keep_shorter = min(n1 if first_is_shorter else n2, budget // 2)
+        keep_longer = min(n2 if first_is_shorter else n1, budget - keep_shorter)
+        keep_first, keep_second = (keep_shorter, keep_longer) if first_is_shorter else (keep_longer, keep_shorter)
         return first[:keep_first], second[:keep_second]
 
     @staticmethod

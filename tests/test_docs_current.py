@@ -73,3 +73,43 @@ def test_benchmark_measures_both_libraries_on_the_same_logits(tmp_path):
     for result in results.values():
         assert result["seconds"] > 0 and result["weights_mib"] > 0
     assert abs(results["mini_hf_bert"]["logits_sum"] - results["transformers"]["logits_sum"]) < 1e-3
+
+
+def test_tokenizer_speed_doc_was_measured_with_the_current_code():
+    tool = _tool("benchmark_tokenizer")
+    doc = _read("docs/tokenizer_speed.md")
+    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match and match.group(1) == tool.sources_fingerprint(), (
+        "the tokenizer or its benchmark changed since docs/tokenizer_speed.md was measured: "
+        "run .venv/bin/python tools/benchmark_tokenizer.py"
+    )
+
+
+def test_tokenizer_speed_doc_shows_no_slower_than_transformers_python_tokenizer():
+    doc = _read("docs/tokenizer_speed.md")
+    rows = {name: (float(cold), float(warm)) for name, cold, warm in re.findall(r"^\| (.+?) \| (\d+) \| (\d+) \|$", doc, flags=re.M)}
+    ours = next(v for k, v in rows.items() if k.startswith("mini_hf_bert"))
+    legacy = next(v for k, v in rows.items() if "BertTokenizerLegacy" in k)
+    assert len(rows) == 3 and ours[0] >= legacy[0] and ours[1] >= legacy[1], rows
+
+
+def test_tokenizer_benchmark_runs_and_checks_ids(minilm_dir):
+    tool = _tool("benchmark_tokenizer")
+    texts = tool.sentences(limit=60)
+    assert len(texts) == 60 and len(set(texts)) == 60
+    rows = tool.measure(texts, minilm_dir, warm_runs=1)  # raises if any tokenizer's ids differ
+    assert [r["tokenizer"].split()[0] for r in rows] == ["mini_hf_bert", "transformers", "transformers"]
+
+
+def test_unicode_tables_are_current():
+    """Regenerate mini_hf_bert/unicode_tables.py from the installed tokenizers library over
+    every code point (~30 s) and compare: a new tokenizers or Python version shows up here."""
+    import unicodedata
+
+    from mini_hf_bert import unicode_tables
+
+    tool = _tool("make_unicode_tables")
+    assert unicode_tables.UNICODE_VERSION == unicodedata.unidata_version, "generated under another Python"
+    assert _read("mini_hf_bert/unicode_tables.py") == tool.render(tool.compute()), (
+        "mini_hf_bert/unicode_tables.py is stale: run tools/make_unicode_tables.py"
+    )
