@@ -382,11 +382,12 @@ runpy.run_module("mini_hf_bert", run_name="__main__")
     (["demo"], 0, "Cosine similarity of the mean-pooled last_hidden_state"),
     (["inspect", "MINILM"], 0, "recognised model.safetensors"),
     (["parity"], 2, "error: the parity check needs transformers installed"),
+    (["convert", "tests/fixtures/tf/bert_pretraining", "OUT"], 0, "wrote"),
 ])
 def test_commands_run_without_transformers(tmp_path, minilm_dir, args, code, expected):
     script = tmp_path / "hidden.py"
     script.write_text(HIDE_TRANSFORMERS)
-    args = [minilm_dir if a == "MINILM" else a for a in args]
+    args = [minilm_dir if a == "MINILM" else str(tmp_path / "out") if a == "OUT" else a for a in args]
     result = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == code, result.stderr
     assert expected in result.stdout + result.stderr
