@@ -254,3 +254,17 @@ def test_transformers_offline_variable_is_honoured_too(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     with pytest.raises(CheckpointError, match="offline mode"):
         BertModel.from_pretrained("google-bert/bert-base-uncased")
+
+
+def test_tokenizer_files_download_when_not_cached(tmp_path, monkeypatch, minilm_dir):
+    """A tokenizer needs vocab.txt or tokenizer.json, not weights: the first one the repo has."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    files = {n: open(os.path.join(minilm_dir, n), "rb").read() for n in ("vocab.txt", "tokenizer_config.json")}
+    fake = FakeHub(files)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake)
+    tokenizer = mini_hf_bert.BertTokenizer.from_pretrained("someone/tiny-bert")
+    assert tokenizer("hello")["input_ids"] == [101, 7592, 102]
+    assert fake.requests[0] == "vocab.txt" and "config.json" not in fake.requests
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", FakeHub({"config.json": b"{}"}))
+    with pytest.raises(FileNotFoundError, match="the repo has none of vocab.txt, tokenizer.json"):
+        mini_hf_bert.BertTokenizer.from_pretrained("someone/other-bert")

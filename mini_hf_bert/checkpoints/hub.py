@@ -143,68 +143,55 @@ def resolve_hub_id(
             f"{where}, and huggingface_hub is not installed to download it "
             f"(pip install huggingface_hub, or pass a local directory)"
         ) from None
-    if required:
-        return _download_files(huggingface_hub, repo_id, revision, cache_dir, where, required)
-    return _download(huggingface_hub, repo_id, revision, cache_dir, where)
+    return _download(huggingface_hub, repo_id, revision, cache_dir, where, required)
 
 
-def _download_files(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str, names) -> str:
-    """Fetch whichever of ``names`` the repo has, plus the tokenizer files; at least one."""
+def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str, required) -> str:
+    """Fetch what a checkpoint needs -- config.json, the first weights file the repo has
+    (safetensors first, as transformers) and its shards -- or, with ``required``, the first
+    of those files the repo has; then the tokenizer files present. Returns the snapshot."""
     from huggingface_hub.errors import EntryNotFoundError
 
-    fetched = []
-    try:
-        for name in dict.fromkeys((*names, *TOKENIZER_FILE_NAMES)):
-            try:
-                fetched.append(huggingface_hub.hf_hub_download(repo_id, name, revision=revision, cache_dir=cache_dir))
-            except EntryNotFoundError:
-                continue
-    except Exception as e:  # noqa: BLE001 - network, auth, missing repo: all mean "not downloadable"
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CheckpointError(f"{where}, and downloading it failed ({type(e).__name__}: {reason})") from None
-    if not any(os.path.basename(p) in names for p in fetched):
-        raise CheckpointError(f"{repo_id}: the repo has none of {', '.join(names)}")
-    return os.path.dirname(fetched[0])
+    asked: set[str] = set()  # each file is asked for once (every request is a round trip)
 
+    def fetch(filename: str, optional: bool = False) -> str | None:
+        asked.add(filename)
+        try:
+            return huggingface_hub.hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir)
+        except EntryNotFoundError:
+            if optional:
+                return None
+            raise
 
-def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str) -> str:
-    """Fetch config.json, the first weights file the repo has (safetensors first, as
-    transformers), its shards if it is an index, and the tokenizer files present."""
-    from huggingface_hub.errors import EntryNotFoundError
-
-    def fetch(filename: str) -> str:
-        return huggingface_hub.hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir)
+    def first_of(names: tuple[str, ...]) -> str:
+        found = next((path for path in (fetch(n, optional=True) for n in names) if path), None)
+        if found is None:
+            raise CheckpointError(f"{repo_id}: the repo has none of {', '.join(names)}")
+        return found
 
     try:
-        config_path = fetch(CONFIG_NAME)
-        weights_path = None
-        for name in WEIGHTS_FILE_NAMES:
-            try:
-                weights_path = fetch(name)
-                break
-            except EntryNotFoundError:
-                continue
-        if weights_path is None:
-            raise CheckpointError(f"{repo_id}: the repo has none of {', '.join(WEIGHTS_FILE_NAMES)}")
-        if weights_path.endswith(".index.json"):
-            import json
+        if required:
+            anchor = first_of(required)
+        else:
+            anchor = fetch(CONFIG_NAME)
+            weights_path = first_of(WEIGHTS_FILE_NAMES)
+            if weights_path.endswith(".index.json"):
+                import json
 
-            with open(weights_path, encoding="utf-8") as f:
-                shards = sorted(set(json.load(f).get("weight_map", {}).values()))
-            for shard in shards:
-                if os.path.basename(shard) != shard:
-                    raise CheckpointError(f"{weights_path}: shard name {shard!r} is not a plain file name")
-                fetch(shard)
+                with open(weights_path, encoding="utf-8") as f:
+                    shards = sorted(set(json.load(f).get("weight_map", {}).values()))
+                for shard in shards:
+                    if os.path.basename(shard) != shard:
+                        raise CheckpointError(f"{weights_path}: shard name {shard!r} is not a plain file name")
+                    fetch(shard)
         for name in TOKENIZER_FILE_NAMES:
-            try:
-                fetch(name)
-            except EntryNotFoundError:
-                pass
+            if name not in asked:
+                fetch(name, optional=True)
     except CheckpointError:
         raise
     except Exception as e:  # noqa: BLE001 - network, auth, missing repo: all mean "not downloadable"
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise CheckpointError(f"{where}, and downloading it failed ({type(e).__name__}: {reason})") from None
-    directory = os.path.dirname(config_path)
+    directory = os.path.dirname(anchor)
     logger.info("%s (%s): downloaded to %s", repo_id, revision, directory)
     return directory
