@@ -20,12 +20,13 @@ import json
 import logging
 import os
 import re
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 
 from .checkpoints.errors import CheckpointError
 from .checkpoints.fingerprints import KnownFile, identify_file
+from .checkpoints.hf_format import read_index_file
 from .checkpoints.resolve import (
     ResolvedCheckpoint,
     load_checkpoint_tensors,
@@ -61,47 +62,57 @@ class ConversionReport:
     tensors_written: int
     skipped_training_state: int
     files: list[str]
+    do_lower_case: bool | None = None  # the casing recorded in tokenizer_config.json, if a vocabulary was written
 
 
 def convert(
-    src: str, dst: str, config_file: str | None = None, overwrite: bool = False, progress: bool = True
+    src: str,
+    dst: str,
+    config_file: str | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    do_lower_case: bool | None = None,
 ) -> ConversionReport:
     """Convert ``src`` into an HF directory ``dst`` (see the module docstring).
 
-    ``config_file`` overrides the config found beside the checkpoint (HF's script passes
-    ``--bert_config_file`` separately).
+    Args:
+        src: a Google checkpoint directory, prefix or ``.zip``, an HF directory, or a hub id.
+        dst: the directory to write. It may not be, hold or lie inside anything ``src``
+            reads (symlinks resolved): the conversion never alters its input.
+        config_file: a config to use instead of the one beside the checkpoint (HF's
+            script passes ``--bert_config_file`` separately).
+        overwrite: replace an existing, non-empty ``dst``, only once the new one is complete.
+        progress: a progress bar while reading a Google checkpoint.
+        do_lower_case: the casing to record for the tokenizer. None: keep the source's
+            ``tokenizer_config.json``, or, without one, infer it from Google's release
+            name or from the vocabulary (``tokenization_bert.infer_do_lower_case``).
     """
     import mini_hf_bert
 
     dst = os.fspath(dst)
-    if os.path.exists(dst) and not overwrite and (not os.path.isdir(dst) or os.listdir(dst)):
-        raise FileExistsError(f"{dst}: exists and is not empty; pass overwrite=True (--overwrite) to replace it")
     resolved = resolve_checkpoint(src)
     try:
         config_path = config_file or resolved.config_path
         if config_path is None:
             raise CheckpointError(f"{src}: no config.json or bert_config.json beside this checkpoint; pass the config file")
-        loaded = load_checkpoint_tensors(resolved, progress=progress)
-        architecture = infer_architecture(set(loaded.tensors))
-        overrides = {}
-        if architecture == "BertForSequenceClassification":
-            overrides["num_labels"] = int(loaded.tensors["classifier.weight"].shape[0])
-        config = BertConfig.from_json_file(config_path, **overrides)
-        config = dataclasses.replace(config, architectures=[architecture])
-        vocab_dir = os.path.dirname(resolved.config_path or config_path)
-        vocab_files = [f for f in VOCAB_FILES if os.path.isfile(os.path.join(vocab_dir, f))]
-        # Every tensor is checked against the config (strict), as from_pretrained does.
-        model, _ = getattr(mini_hf_bert, architecture).from_checkpoint_tensors(loaded, config, strict=True)
-        parent = os.path.dirname(os.path.abspath(dst)) or "."
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=".converting-", dir=parent)
+        check_destination(dst, [os.fspath(src), config_path, *_checkpoint_files(resolved)])
+        if os.path.lexists(dst) and not overwrite and (not os.path.isdir(dst) or os.listdir(dst)):
+            raise FileExistsError(f"{dst}: exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+        staging = make_sibling_directory(dst, ".converting-")  # before the reading: a bad DST fails fast
         try:
+            loaded = load_checkpoint_tensors(resolved, progress=progress)
+            architecture = infer_architecture(set(loaded.tensors))
+            overrides = {}
+            if architecture == "BertForSequenceClassification":
+                overrides["num_labels"] = int(loaded.tensors["classifier.weight"].shape[0])
+            config = BertConfig.from_json_file(config_path, **overrides)
+            config = dataclasses.replace(config, architectures=[architecture])
+            vocab_dir = os.path.dirname(resolved.config_path or config_path)
+            # Every tensor is checked against the config (strict), as from_pretrained does.
+            model, _ = getattr(mini_hf_bert, architecture).from_checkpoint_tensors(loaded, config, strict=True)
             model.save_pretrained(staging)
-            for name in vocab_files:
-                shutil.copy(os.path.join(vocab_dir, name), os.path.join(staging, name))
-            if os.path.exists(dst):
-                shutil.rmtree(dst) if os.path.isdir(dst) else os.remove(dst)
-            os.replace(staging, dst)
+            recorded_casing = _write_tokenizer_files(vocab_dir, staging, do_lower_case, config.max_position_embeddings)
+            replace_directory(staging, dst)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -114,9 +125,133 @@ def convert(
         tensors_written=len(model.state_dict()) - len(model.tied_weights()),
         skipped_training_state=len(loaded.skipped),
         files=sorted(os.listdir(dst)),
+        do_lower_case=recorded_casing,
     )
     logger.info("converted %s -> %s (%s, %d tensors)", src, dst, architecture, report.tensors_written)
     return report
+
+
+def _write_tokenizer_files(
+    vocab_dir: str, staging: str, do_lower_case: bool | None, model_max_length: int
+) -> bool | None:
+    """Put the source's tokenizer beside the converted weights, every setting recorded.
+
+    A source with a ``tokenizer_config.json`` (an HF directory) is copied as it is, unless
+    ``do_lower_case`` overrides its casing. A Google release has only ``vocab.txt``, and
+    its casing lives in its name; without a ``tokenizer_config.json`` transformers (and
+    we) would tokenize a cased model lower-cased, so one is written. Returns the casing
+    the output records, or None when the source has no vocabulary.
+    """
+    from .tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, infer_do_lower_case, load_vocab
+
+    present = [f for f in VOCAB_FILES if os.path.isfile(os.path.join(vocab_dir, f))]
+    if not present:
+        logger.warning("%s: no vocab.txt or tokenizer.json beside the checkpoint; the output has no tokenizer", vocab_dir)
+        return None
+    if TOKENIZER_CONFIG_FILE in present and do_lower_case is None:
+        for name in present:
+            shutil.copyfile(os.path.join(vocab_dir, name), os.path.join(staging, name))
+        return BertTokenizer.from_pretrained(staging).do_lower_case
+    if do_lower_case is None:
+        vocab_path = os.path.join(vocab_dir, "vocab.txt")
+        if not os.path.isfile(vocab_path):  # tokenizer.json alone: it carries its own normalizer settings
+            for name in present:
+                shutil.copyfile(os.path.join(vocab_dir, name), os.path.join(staging, name))
+            return BertTokenizer.from_pretrained(staging).do_lower_case
+        do_lower_case, reason = infer_do_lower_case(vocab_dir, load_vocab(vocab_path))
+        logger.info("%s: no tokenizer_config.json; recording do_lower_case=%s, from %s (--do_lower_case overrides it)",
+                    vocab_dir, do_lower_case, reason)
+    # A tokenizer.json carries its own lower-casing switch, which would contradict the
+    # override: the tokenizer is written anew from the vocabulary instead.
+    tokenizer = BertTokenizer.from_pretrained(vocab_dir, do_lower_case=do_lower_case, model_max_length=model_max_length)
+    tokenizer.save_pretrained(staging)
+    return tokenizer.do_lower_case
+
+
+# ------------------------------------------------------------ writing safely
+
+
+def _same_or_inside(path: str, ancestor: str) -> bool:
+    """Whether ``path`` is ``ancestor`` or lies inside it, symlinks resolved; compared by
+    device and inode, so another spelling of the same directory (a bind mount, a
+    case-insensitive file system) is caught too."""
+    try:
+        target = os.stat(ancestor)
+    except OSError:
+        return False
+    current = os.path.realpath(path)
+    while True:
+        try:
+            info = os.stat(current)
+            if (info.st_dev, info.st_ino) == (target.st_dev, target.st_ino):
+                return True
+        except OSError:
+            pass  # a part of DST that does not exist yet
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+
+
+def check_destination(dst: str, sources: list[str]) -> None:
+    """Refuse a ``dst`` whose replacement could destroy something the conversion reads:
+    ``dst`` is one of ``sources``, holds one, or lies inside one (symlinks resolved)."""
+    for source in sources:
+        if not os.path.exists(source):
+            continue
+        if _same_or_inside(dst, source):
+            where = "is" if _same_or_inside(source, dst) else "lies inside"
+            raise FileExistsError(f"{dst}: {where} the source {source}; the output must be a separate directory")
+        if _same_or_inside(source, dst):
+            raise FileExistsError(
+                f"{dst}: holds the source {source}; replacing it would delete the checkpoint being converted"
+            )
+
+
+def make_sibling_directory(path: str, prefix: str) -> str:
+    """A new, empty directory beside ``path`` (the same file system, so it can be renamed
+    into place), with the permissions a plain ``mkdir`` gives under the user's umask
+    (``tempfile.mkdtemp`` would make it private, 0700)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    existing = parent
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise NotADirectoryError(f"{path}: {existing} is a file, not a directory")
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise PermissionError(f"{path}: cannot create the directory {parent} ({e.strerror})") from None
+    for _ in range(100):
+        candidate = os.path.join(parent, prefix + secrets.token_hex(4))
+        try:
+            os.mkdir(candidate)
+            return candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{parent}: could not create a fresh {prefix}* directory")
+
+
+def replace_directory(new: str, dst: str) -> None:
+    """Move the complete directory ``new`` to ``dst``. An existing ``dst`` is first renamed
+    aside and deleted only once ``new`` is in place, so no moment leaves ``dst`` partial or
+    missing, and a failure puts the old one back. A symlink at ``dst`` is replaced, never
+    followed."""
+    if not os.path.lexists(dst):
+        os.rename(new, dst)
+        return
+    aside = make_sibling_directory(dst, ".replaced-")
+    os.rmdir(aside)  # only its unique name is wanted
+    os.rename(dst, aside)
+    try:
+        os.rename(new, dst)
+    except BaseException:
+        os.rename(aside, dst)
+        raise
+    if os.path.isdir(aside) and not os.path.islink(aside):
+        shutil.rmtree(aside)
+    else:
+        os.remove(aside)
 
 
 @dataclass
@@ -200,8 +335,7 @@ def _checkpoint_files(resolved: ResolvedCheckpoint) -> list[str]:
         directory = os.path.dirname(resolved.weights_path)
         files = [resolved.weights_path]
         if resolved.weights_path.endswith(".index.json"):
-            with open(resolved.weights_path, encoding="utf-8") as f:
-                files += [os.path.join(directory, s) for s in sorted(set(json.load(f).get("weight_map", {}).values()))]
+            files += [os.path.join(directory, s) for s in sorted(set(read_index_file(resolved.weights_path).values()))]
     files += [os.path.join(directory, name) for name in VOCAB_FILES if os.path.isfile(os.path.join(directory, name))]
     return files
 
@@ -222,10 +356,11 @@ def describe_checkpoint(src: str, progress: bool = False) -> CheckpointDescripti
         shapes = _hf_shapes(resolved)
         config_heads = None
         if resolved.config_path is not None:
-            try:
+            try:  # only informative here: a bad config is reported by whatever loads it
                 with open(resolved.config_path, encoding="utf-8") as f:
-                    config_heads = json.load(f).get("num_attention_heads")
-            except (OSError, ValueError):
+                    values = json.load(f)
+                config_heads = values.get("num_attention_heads") if isinstance(values, dict) else None
+            except (OSError, ValueError, RecursionError):
                 config_heads = None
     finally:
         resolved.cleanup()

@@ -559,6 +559,7 @@ class PreTrainedModel(nn.Module):
         tmp = path + ".tmp"  # write then rename: an interrupted save never leaves a truncated file
         if safe_serialization:
             save_file(state_dict, tmp, metadata={"format": "pt"})
+            os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates its files private (0600)
         else:
             torch.save(state_dict, tmp)
         os.replace(tmp, path)
@@ -787,6 +788,13 @@ class PreTrainedModel(nn.Module):
             if name in owners or meta_buffers:
                 module.to_empty(device="cpu", recurse=False)
                 self._init_weights(module)
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:

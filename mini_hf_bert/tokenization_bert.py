@@ -813,15 +813,12 @@ class BertTokenizer:
                     kwargs[key] = value
             if isinstance(kwargs.get("model_max_length"), (int, float)) and kwargs["model_max_length"] >= VERY_LARGE_INTEGER:
                 kwargs["model_max_length"] = None
-        elif os.path.isfile(os.path.join(directory, "bert_config.json")):
-            # Google's zips say cased or uncased only in their name (as run_classifier.py's
-            # validate_case_matches_checkpoint reads it): cased_L-12_H-768_A-12, multi_cased_...
-            name = os.path.basename(os.path.normpath(directory))
-            kwargs["do_lower_case"] = not re.match(r"^(cased|multi_cased|wwm_cased)_", name)
-            logger.info("%s: no tokenizer_config.json; do_lower_case=%s from the directory name",
-                        directory, kwargs["do_lower_case"])
         vocab_path = os.path.join(directory, VOCAB_FILES_NAMES["vocab_file"])
         json_path = os.path.join(directory, TOKENIZER_FILE)
+        if not os.path.isfile(config_path) and os.path.isfile(os.path.join(directory, "bert_config.json")):
+            if os.path.isfile(vocab_path) and "do_lower_case" not in overrides:
+                kwargs["do_lower_case"], reason = infer_do_lower_case(directory, load_vocab(vocab_path))
+                logger.info("%s: no tokenizer_config.json; do_lower_case=%s (%s)", directory, kwargs["do_lower_case"], reason)
         kwargs.update(overrides)
         if os.path.isfile(vocab_path):
             return cls(vocab_path, **kwargs)
@@ -860,6 +857,34 @@ class BertTokenizer:
                 json.dump(content, f, indent=2, ensure_ascii=False)
                 f.write("\n")
         return paths
+
+
+#: Google's releases say cased or uncased only in their directory name: the names
+#: google-research/bert's ``validate_case_matches_checkpoint`` lists, and the later
+#: releases named alike (the 24 small BERTs, whole-word masking: wwm_uncased_..., wwm_cased_...).
+_UNCASED_NAME = re.compile(r"^(uncased|multilingual|chinese|wwm_uncased)_")
+_CASED_NAME = re.compile(r"^(cased|multi_cased|wwm_cased)_")
+#: A vocabulary built from lower-cased text holds (almost) no token that lower-casing
+#: changes: such a token could never be produced. bert-base-cased's has thousands ("The",
+#: "John", "##A"); the uncased one none. Above this share of the vocabulary, it is cased.
+_CASED_VOCAB_SHARE = 0.01
+
+
+def infer_do_lower_case(directory: str, vocab: dict[str, int]) -> tuple[bool, str]:
+    """Whether a Google checkpoint was trained lower-cased, and where that was read.
+
+    From the directory's name when it is one of Google's release names (as
+    google-research/bert's ``validate_case_matches_checkpoint`` reads it); otherwise from
+    the vocabulary: a cased one holds many tokens that lower-casing changes.
+    """
+    name = os.path.basename(os.path.normpath(directory))
+    if _UNCASED_NAME.match(name):
+        return True, f"Google's release name {name!r}"
+    if _CASED_NAME.match(name):
+        return False, f"Google's release name {name!r}"
+    changed = sum(1 for token in vocab if not (token.startswith("[") and token.endswith("]")) and token.lower() != token)
+    cased = changed > _CASED_VOCAB_SHARE * len(vocab)
+    return not cased, f"the vocabulary: {changed} of its {len(vocab)} tokens change under lower-casing"
 
 
 def clean_up_tokenization(text: str) -> str:

@@ -32,7 +32,8 @@ def test_converted_directory_loads_in_transformers_with_nothing_missing(tmp_path
     report = convert(GOOGLE_DIR, tmp_path / "hf", progress=False)
     assert _digest(GOOGLE_DIR) == before  # the source is only read
     assert report.architecture == "BertForPreTraining" and report.skipped_training_state == 93
-    assert sorted(os.listdir(tmp_path / "hf")) == ["config.json", "model.safetensors", "vocab.txt"]
+    assert sorted(os.listdir(tmp_path / "hf")) == [
+        "config.json", "model.safetensors", "special_tokens_map.json", "tokenizer_config.json", "vocab.txt"]
     theirs, info = transformers.BertForPreTraining.from_pretrained(tmp_path / "hf", output_loading_info=True, dtype=torch.float32)
     assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
     ours = mini_hf_bert.BertForPreTraining.from_pretrained(GOOGLE_DIR)
@@ -107,3 +108,190 @@ def test_hf_script_arguments(tmp_path, dump):
         assert state.keys() == reference.keys() and all(torch.equal(state[k], reference[k]) for k in state)
     else:
         assert transformers.BertForPreTraining.from_pretrained(tmp_path / dump) is not None
+
+
+# ------------------------------------------------ the source is never altered
+
+
+def _tree_digest(root) -> dict[str, str]:
+    """Every file under ``root`` (not following symlinked directories), by content."""
+    out = {}
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(directory, name)
+            if not os.path.islink(path):
+                out[os.path.relpath(path, root)] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def google_copy(tmp_path):
+    """A private copy of the Google fixture, at tmp/area/src, with a bystander file beside it."""
+    import shutil
+
+    area = tmp_path / "area"
+    shutil.copytree(GOOGLE_DIR, area / "src")
+    (area / "bystander.txt").write_text("not part of the checkpoint")
+    return area / "src"
+
+
+def _arrangements(src):
+    """(SRC, DST) pairs where writing DST would destroy the source: DST is SRC, holds it, lies
+    inside it -- directly, and through symlinks on either side."""
+    area = src.parent
+    os.symlink(src, area / "link-to-src")
+    os.symlink(area, area.parent / "link-to-area")
+    prefix = src / "bert_model.ckpt"
+    return {
+        "dst is src": (src, src),
+        "dst holds src": (src, area),
+        "dst inside src": (src, src / "out"),
+        "dst deep inside src": (src, src / "a" / "b"),
+        "dst is a symlink to src": (src, area / "link-to-src"),
+        "dst inside src through a symlink": (src, area / "link-to-src" / "out"),
+        "src through a symlink, dst is its target": (area / "link-to-src", src),
+        "dst holds src, through a symlinked parent": (src, area.parent / "link-to-area"),
+        "prefix: dst is its directory": (prefix, src),
+        "prefix: dst is its data file": (prefix, src / "bert_model.ckpt.data-00000-of-00001"),
+        "index file: dst holds it": (src / "bert_model.ckpt.index", area),
+        "dst is relative and equals src": (os.path.relpath(src), os.path.relpath(src)),
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "dst is src", "dst holds src", "dst inside src", "dst deep inside src",
+    "dst is a symlink to src", "dst inside src through a symlink", "src through a symlink, dst is its target",
+    "dst holds src, through a symlinked parent", "prefix: dst is its directory", "prefix: dst is its data file",
+    "index file: dst holds it", "dst is relative and equals src",
+])
+def test_convert_refuses_any_destination_that_would_destroy_its_source(google_copy, case):
+    area = google_copy.parent
+    before = _tree_digest(area)
+    src, dst = _arrangements(google_copy)[case]
+    with pytest.raises(FileExistsError, match=r"(is|holds|lies inside) the source"):
+        convert(src, dst, overwrite=True, progress=False)
+    assert _tree_digest(area) == before
+    assert not [p for p in area.rglob(".converting-*")] and not [p for p in area.rglob(".replaced-*")]
+
+
+def test_cli_refuses_dst_equal_to_src_and_leaves_everything(google_copy):
+    area = google_copy.parent
+    before = _tree_digest(area)
+    for dst in (google_copy, area, google_copy / "sub"):
+        result = _run("-m", "mini_hf_bert", "convert", str(google_copy), str(dst), "--overwrite", "--no-progress")
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert result.stderr.startswith(f"error: {dst}: ") and "the source" in result.stderr
+    assert _tree_digest(area) == before
+
+
+def test_config_file_inside_dst_is_refused(google_copy, tmp_path):
+    import shutil
+
+    (tmp_path / "out").mkdir()
+    shutil.copy(google_copy / "bert_config.json", tmp_path / "out" / "my_config.json")
+    with pytest.raises(FileExistsError, match="holds the source .*my_config.json"):
+        convert(google_copy / "bert_model.ckpt", tmp_path / "out", config_file=tmp_path / "out" / "my_config.json",
+                overwrite=True, progress=False)
+    assert (tmp_path / "out" / "my_config.json").is_file()
+
+
+def test_a_failed_conversion_leaves_the_old_destination_whole(google_copy, tmp_path, monkeypatch):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("old output")
+
+    def fail_half_way(self, directory, **kwargs):
+        open(os.path.join(directory, "config.json"), "w").close()
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(mini_hf_bert.BertForPreTraining, "save_pretrained", fail_half_way)
+    with pytest.raises(OSError, match="No space left"):
+        convert(google_copy, tmp_path / "out", overwrite=True, progress=False)
+    assert sorted(os.listdir(tmp_path / "out")) == ["keep.txt"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_failed_swap_puts_the_old_destination_back(google_copy, tmp_path, monkeypatch):
+    import mini_hf_bert.convert as convert_module
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("old output")
+    real_rename = os.rename
+
+    def rename(a, b):
+        if os.path.basename(a).startswith(".converting-"):
+            raise OSError(18, "Invalid cross-device link")
+        return real_rename(a, b)
+
+    monkeypatch.setattr(convert_module.os, "rename", rename)
+    with pytest.raises(OSError, match="cross-device"):
+        convert(google_copy, tmp_path / "out", overwrite=True, progress=False)
+    assert (tmp_path / "out" / "keep.txt").read_text() == "old output"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_symlink_destination_is_replaced_not_followed(google_copy, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "keep.txt").write_text("not ours to delete")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "out")
+    convert(google_copy, tmp_path / "out", overwrite=True, progress=False)
+    assert not os.path.islink(tmp_path / "out") and (tmp_path / "out" / "model.safetensors").is_file()
+    assert (tmp_path / "elsewhere" / "keep.txt").read_text() == "not ours to delete"
+
+
+def test_output_has_the_permissions_of_a_plain_mkdir(google_copy, tmp_path):
+    old = os.umask(0o027)
+    try:
+        convert(google_copy, tmp_path / "out", progress=False)
+    finally:
+        os.umask(old)
+    assert (os.stat(tmp_path / "out").st_mode & 0o777) == 0o750
+    for name in os.listdir(tmp_path / "out"):
+        assert (os.stat(tmp_path / "out" / name).st_mode & 0o777) == 0o640, name
+
+
+def test_hf_script_refuses_to_write_over_its_source(google_copy):
+    before = _tree_digest(google_copy.parent)
+    for dump in (google_copy, google_copy.parent, google_copy / "bert_model.ckpt.index.bin"):
+        result = _run(os.path.join("tools", "convert_bert_original_tf_checkpoint_to_pytorch.py"),
+                      "--tf_checkpoint_path", str(google_copy), "--bert_config_file", str(google_copy / "bert_config.json"),
+                      "--pytorch_dump_path", str(dump))
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert "the source" in result.stderr.splitlines()[-1]
+    assert _tree_digest(google_copy.parent) == before
+
+
+# ------------------------------------------------------- tokenizer settings kept
+
+
+CASED_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "Hello", "hello", "World", "world", "!", "##s"]
+
+
+@pytest.mark.parametrize("name,flag,lower", [
+    ("cased_L-2_H-16_A-4", None, False),        # Google's release name says cased
+    ("uncased_L-2_H-16_A-4", None, True),
+    ("my_model", None, False),                  # no known name: the vocabulary is cased
+    ("uncased_L-2_H-16_A-4", False, False),     # the flag wins
+    ("cased_L-2_H-16_A-4", True, True),
+])
+def test_casing_is_recorded_so_both_tokenizers_agree_with_the_original(tmp_path, name, flag, lower):
+    import shutil
+
+    src = tmp_path / name
+    shutil.copytree(GOOGLE_DIR, src)
+    (src / "vocab.txt").write_text("\n".join(CASED_VOCAB) + "\n")
+    report = convert(src, tmp_path / "out", progress=False, do_lower_case=flag)
+    assert report.do_lower_case is lower
+    text = "Hello World!"
+    expected = ["hello", "world", "!"] if lower else ["Hello", "World", "!"]
+    theirs = transformers.AutoTokenizer.from_pretrained(tmp_path / "out")
+    ours = mini_hf_bert.BertTokenizer.from_pretrained(tmp_path / "out")
+    assert theirs.tokenize(text) == ours.tokenize(text) == expected
+    assert theirs(text)["input_ids"] == ours(text)["input_ids"]
+    assert ours.model_max_length == theirs.model_max_length == 32  # the checkpoint's max_position_embeddings
+
+
+def test_hf_source_tokenizer_files_are_copied_as_they_are(tmp_path, minilm_dir):
+    convert(minilm_dir, tmp_path / "out", progress=False)
+    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
+        if os.path.isfile(os.path.join(minilm_dir, name)):
+            assert open(os.path.join(minilm_dir, name), "rb").read() == (tmp_path / "out" / name).read_bytes(), name

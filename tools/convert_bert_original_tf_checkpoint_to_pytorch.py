@@ -15,15 +15,16 @@ A thin wrapper over ``mini_hf_bert.convert``.
 from __future__ import annotations
 
 import argparse
+import glob
 import logging
 import os
 import sys
-import tempfile
 
 import torch
 
-from mini_hf_bert import BertConfig, BertForPreTraining, CheckpointError, ConfigError
-from mini_hf_bert.convert import convert
+from mini_hf_bert import BertConfig, BertForPreTraining
+from mini_hf_bert.cli import EXIT_USER_ERROR, error_message
+from mini_hf_bert.convert import check_destination, convert
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,19 +36,20 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.pytorch_dump_path.endswith(".bin"):
+            sources = [args.tf_checkpoint_path, args.bert_config_file, *glob.glob(glob.escape(args.tf_checkpoint_path) + ".*")]
+            check_destination(args.pytorch_dump_path, sources)
             config = BertConfig.from_json_file(args.bert_config_file)
             model = BertForPreTraining.from_pretrained(args.tf_checkpoint_path, config=config)
-            directory = os.path.dirname(os.path.abspath(args.pytorch_dump_path))
-            with tempfile.NamedTemporaryFile(dir=directory, suffix=".tmp", delete=False) as tmp:
-                torch.save(model.state_dict(), tmp)
-            os.replace(tmp.name, args.pytorch_dump_path)
+            tmp = args.pytorch_dump_path + ".tmp"  # written whole, then renamed: never a truncated .bin
+            torch.save(model.state_dict(), tmp)
+            os.replace(tmp, args.pytorch_dump_path)
             print(f"wrote {args.pytorch_dump_path}")
         else:
             report = convert(args.tf_checkpoint_path, args.pytorch_dump_path, config_file=args.bert_config_file)
             print(f"wrote {report.destination}: {report.architecture}, files: {', '.join(report.files)}")
-    except (CheckpointError, ConfigError, FileNotFoundError, FileExistsError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback (as python -m mini_hf_bert)
+        print(f"error: {error_message(e)}", file=sys.stderr)
+        return EXIT_USER_ERROR
     return 0
 
 

@@ -120,24 +120,46 @@ def _check_flat_state_dict(obj: object, path: str) -> dict[str, torch.Tensor]:
     return obj
 
 
-def read_sharded(index_path: str) -> dict[str, torch.Tensor]:
-    """Read every shard a ``*.index.json`` names and check each tensor is where the index says."""
+def read_index_file(index_path: str) -> dict[str, str]:
+    """The ``weight_map`` of a sharded checkpoint's ``*.index.json``: tensor name -> shard file.
+
+    The one reader of index files (loading, ``inspect``, ``convert``, hub downloads), so
+    each refuses a bad one with the same message: not JSON, not an object, no
+    ``weight_map`` object, or a shard that is not a plain file name beside the index
+    (no paths, no ``..``: an index must not point the reader elsewhere).
+    """
     try:
         with open(index_path, encoding="utf-8") as f:
             index = json.load(f)
     except FileNotFoundError:
         raise CheckpointError(f"{index_path}: no such file") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"{index_path}: is a directory, not an index file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointError(f"{index_path}: not valid JSON ({e})") from None
-    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    except RecursionError:
+        raise CheckpointError(f"{index_path}: JSON nested too deeply to be an index") from None
+    if not isinstance(index, dict):
+        raise CheckpointError(f"{index_path}: expected a JSON object with a 'weight_map', found a {_json_type(index)}")
+    weight_map = index.get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map:
         raise CheckpointError(f"{index_path}: no 'weight_map' object naming the shard of each tensor")
+    for key, shard in weight_map.items():
+        if not isinstance(shard, str) or os.path.basename(shard) != shard or shard in ("", ".", ".."):
+            raise CheckpointError(f"{index_path}: weight_map[{key!r}] = {shard!r} is not a file name in this directory")
+    return weight_map
+
+
+def _json_type(value: object) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(type(value), "null")
+
+
+def read_sharded(index_path: str) -> dict[str, torch.Tensor]:
+    """Read every shard a ``*.index.json`` names and check each tensor is where the index says."""
+    weight_map = read_index_file(index_path)
     directory = os.path.dirname(index_path)
     shards: dict[str, list[str]] = {}
     for key, shard in weight_map.items():
-        # A shard name is a file next to the index, nothing else: no paths, no '..'.
-        if not isinstance(shard, str) or os.path.basename(shard) != shard or shard in ("", ".", ".."):
-            raise CheckpointError(f"{index_path}: weight_map[{key!r}] = {shard!r} is not a file name in this directory")
         shards.setdefault(shard, []).append(key)
     state_dict: dict[str, torch.Tensor] = {}
     for shard, keys in shards.items():

@@ -25,7 +25,7 @@ import os
 import re
 
 from .errors import CheckpointError
-from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES
+from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, read_index_file
 
 logger = logging.getLogger(__name__)
 
@@ -176,13 +176,7 @@ def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, wher
             anchor = fetch(CONFIG_NAME)
             weights_path = first_of(WEIGHTS_FILE_NAMES)
             if weights_path.endswith(".index.json"):
-                import json
-
-                with open(weights_path, encoding="utf-8") as f:
-                    shards = sorted(set(json.load(f).get("weight_map", {}).values()))
-                for shard in shards:
-                    if os.path.basename(shard) != shard:
-                        raise CheckpointError(f"{weights_path}: shard name {shard!r} is not a plain file name")
+                for shard in sorted(set(read_index_file(weights_path).values())):
                     fetch(shard)
         for name in TOKENIZER_FILE_NAMES:
             if name not in asked:
