@@ -131,9 +131,58 @@ def test_hostile_pickle_is_refused_and_runs_nothing(good_dir, tmp_path):
     os.remove(good_dir / "model.safetensors")
     with open(path, "wb") as f:
         torch.save(state, f, pickle_module=pickle)
-    with pytest.raises(CheckpointError, match=f"{path}: refused to load: the pickle holds objects other than plain tensors"):
+    with pytest.raises(CheckpointError, match=f"{path}: refused: this is not a plain weights file; its pickle asks for "
+                                              f"(io|builtins|__builtin__).open, code that would run") as info:
         BertModel.from_pretrained(good_dir)
     assert not marker.exists()
+    assert "weights_only=False" not in str(info.value) and "will likely succeed" not in str(info.value)
+
+
+class _Call:
+    """A pickle payload calling ``function(*args)`` when unpickled."""
+
+    def __init__(self, function, args):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return (self.function, self.args)
+
+
+class _NotATensor:
+    pass
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+@pytest.mark.parametrize("zip_format", [True, False])
+@pytest.mark.parametrize("payload,named", [
+    (lambda marker: _Call(os.system, (f"touch {marker}",)), "posix.system"),
+    (lambda marker: _Call(eval, (f"open({str(marker)!r}, 'w')",)), "eval"),
+    (lambda marker: _Call(__import__("subprocess").call, (["touch", str(marker)],)), ".call"),
+    (lambda marker: _NotATensor(), "_NotATensor"),
+], ids=["os.system", "eval", "subprocess.call", "a class"])
+def test_hostile_pickles_are_named_as_hostile(good_dir, tmp_path, protocol, zip_format, payload, named):
+    """Whatever the pickle protocol or container format: the refused global is named, the file
+    is said to try to run code, torch's advice to retry with weights_only=False never appears,
+    and nothing runs."""
+    marker = tmp_path / "pwned"
+    state = _state_dict(good_dir)
+    state["extra"] = payload(marker)
+    os.remove(good_dir / "model.safetensors")
+    torch.save(state, good_dir / "pytorch_model.bin", pickle_protocol=protocol, _use_new_zipfile_serialization=zip_format)
+    with pytest.raises(CheckpointError) as info:
+        BertModel.from_pretrained(good_dir)
+    message = str(info.value)
+    assert message.startswith(f"{good_dir / 'pytorch_model.bin'}: refused: this is not a plain weights file")
+    assert named in message and "code that would run when it is unpickled" in message
+    assert "weights_only=False" not in message and "likely succeed" not in message and "trust" not in message
+    assert not marker.exists()
+
+
+def test_protocol_4_state_dict_gets_its_own_message(good_dir):
+    os.remove(good_dir / "model.safetensors")
+    torch.save({"a": torch.zeros(2)}, good_dir / "pytorch_model.bin", pickle_protocol=4)
+    with pytest.raises(CheckpointError, match="written with pickle protocol 4, which torch's weights-only reader does not read"):
+        BertModel.from_pretrained(good_dir)
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,16 @@ that names the file and the problem; nothing is returned half-read.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import pickle
+import pickletools
 import re
+import warnings
 import zipfile
+import zlib
 
 import torch
 from safetensors import SafetensorError
@@ -78,32 +82,116 @@ def read_torch_bin(path: str) -> dict[str, torch.Tensor]:
     # Zip-format files (torch >= 1.6) can be memory-mapped; the legacy format cannot.
     is_zip = zipfile.is_zipfile(path)
     try:
-        obj = torch.load(path, map_location="cpu", weights_only=True, mmap=is_zip)
-    except pickle.UnpicklingError as e:
-        # torch's message wraps the unpickler's reason in advice to retry with
-        # weights_only=False, which is exactly what must not be done with an untrusted file.
-        reason = _weights_unpickler_reason(str(e))
-        if reason.startswith("Unsupported global"):
-            raise CheckpointError(
-                f"{path}: refused to load: the pickle holds objects other than plain tensors and containers "
-                f"({reason.split(' was not an allowed global')[0]}). mini_hf_bert reads .bin files with "
-                f"torch.load(weights_only=True), which never runs code from a checkpoint."
-            ) from None
-        raise CheckpointError(f"{path}: not a valid PyTorch checkpoint; is it truncated or corrupt? ({reason})") from None
+        with warnings.catch_warnings():  # torch's advice about pickle protocols and storages: our errors say it
+            warnings.simplefilter("ignore", UserWarning)
+            obj = torch.load(path, map_location="cpu", weights_only=True, mmap=is_zip)
     except Exception as e:  # noqa: BLE001 - untrusted bytes: torch.load can fail with any type
-        # (RuntimeError for a broken zip, EOFError, and on some random inputs even a bare
-        # IndexError from inside torch's weights-only unpickler). All mean the same thing.
-        first = str(e).splitlines()[0] if str(e) else ""
+        # (UnpicklingError when the unpickler refuses something, RuntimeError for a broken
+        # zip, EOFError, and on some random inputs even a bare IndexError from inside it).
+        # torch wraps a refusal in advice to retry with weights_only=False -- exactly what
+        # must not be done with a file that tries to run code -- so its text is never passed on.
+        protocol, globals_ = _scan_pickle(path)
+        code = [g for g in globals_ if not _STATE_DICT_GLOBAL.match(g)]
+        if not code and isinstance(e, pickle.UnpicklingError):
+            code = [m.group(1).strip() for pattern in _REFUSAL_PATTERNS for m in pattern.finditer(str(e))]
+        if code:
+            raise CheckpointError(
+                f"{path}: refused: this is not a plain weights file; its pickle asks for "
+                f"{', '.join(dict.fromkeys(code))}, code that would run when it is unpickled. Nothing in it was run. "
+                f"mini_hf_bert reads .bin files only with torch.load(weights_only=True), which builds nothing but "
+                f"tensors and plain containers."
+            ) from None
+        if protocol is not None and protocol > MAX_WEIGHTS_ONLY_PROTOCOL and globals_:
+            raise CheckpointError(
+                f"{path}: written with pickle protocol {protocol}, which torch's weights-only reader does not read "
+                f"(torch.save's default is {MAX_WEIGHTS_ONLY_PROTOCOL}); re-save it with the default, or as safetensors"
+            ) from None
         raise CheckpointError(
-            f"{path}: not a valid PyTorch checkpoint; is it truncated or corrupt? ({type(e).__name__}: {first})"
+            f"{path}: not a valid PyTorch checkpoint; is it truncated or corrupt? ({_unpickler_reason(e)})"
         ) from None
     return _check_flat_state_dict(obj, path)
 
 
-def _weights_unpickler_reason(message: str) -> str:
-    """The unpickler's own reason inside torch's weights_only error message."""
+#: Globals a ``torch.save``d state dict names: torch's tensor and storage rebuilders, and
+#: the OrderedDict a state_dict is. Anything else in a weights file is a request for code.
+_STATE_DICT_GLOBAL = re.compile(r"^(torch(\.|$)|collections\.OrderedDict$|_codecs\.encode$)")
+#: How torch's weights-only unpickler words a refused global or call (torch 2.0 - 2.13);
+#: used when the opcodes themselves name none.
+_REFUSAL_PATTERNS = (
+    re.compile(r"GLOBAL (\S+) whose module \S+ is blocked"),
+    re.compile(r"GLOBAL (\S+) was not an allowed global"),
+    re.compile(r"call reduce for unrecognized function (.+?)(?: which belongs to .*)?$", re.M),
+    re.compile(r"create new object for .* but got (.+)$", re.M),
+)
+#: torch.save writes pickle protocol 2; the weights-only unpickler stops at protocol 4's FRAME opcode.
+MAX_WEIGHTS_ONLY_PROTOCOL = 2
+
+
+def _scan_pickle(path: str) -> tuple[int | None, list[str]]:
+    """The protocol of a torch file's pickle, and ``module.name`` of every global its
+    pickle(s) import (GLOBAL and STACK_GLOBAL), found by walking the opcodes with
+    ``pickletools``: nothing is unpickled. Used only to explain a refusal: torch refuses a
+    protocol-4 pickle at its first opcode, before its message can name any global. A
+    zip-format file keeps its pickle in ``*/data.pkl``; the legacy format is several
+    pickles back to back, then raw storage bytes."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                member = next((n for n in archive.namelist() if n.endswith("data.pkl")), None)
+                data = archive.read(member) if member is not None else b""
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_PICKLE_SCAN_BYTES)
+    except (OSError, zipfile.BadZipFile, RuntimeError, ValueError, EOFError, zlib.error):
+        return None, []
+    found: list[str] = []
+    protocol = None
+    stream = io.BytesIO(data)
+    while stream.tell() < len(data):
+        strings: list[str] = []  # string constants in push order: STACK_GLOBAL's operands
+        memo: dict[int, str | None] = {}
+        last: str | None = None  # the string the previous opcode left on top of the stack, if any
+        try:
+            for opcode, arg, _ in pickletools.genops(stream):
+                top = None
+                if opcode.name == "PROTO" and protocol is None:
+                    protocol = arg
+                elif opcode.name == "GLOBAL":
+                    found.append(arg.replace(" ", ".", 1))
+                elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+                    found.append(f"{strings[-2]}.{strings[-1]}")
+                elif opcode.name in _STRING_OPCODES and isinstance(arg, str):
+                    top = arg
+                elif opcode.name == "MEMOIZE":
+                    memo[len(memo)], top = last, last
+                elif opcode.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                    memo[arg], top = last, last
+                elif opcode.name in ("GET", "BINGET", "LONG_BINGET"):
+                    top = memo.get(arg)
+                if top is not None and opcode.name not in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+                    strings.append(top)
+                last = top
+        except Exception:  # noqa: BLE001 - the storage bytes after a legacy file's pickles, or garbage
+            break
+    return protocol, found
+
+
+_STRING_OPCODES = ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING", "STRING")
+
+
+#: The legacy (non-zip) format keeps its pickles at the start; the rest is raw tensor data.
+MAX_PICKLE_SCAN_BYTES = 16 * 1024**2
+
+
+def _unpickler_reason(error: Exception) -> str:
+    """The reason inside an error from torch.load, without torch's advice around it."""
+    message = str(error)
     match = re.search(r"WeightsUnpickler error:\s*(\S[^\n]*)", message)
-    return match.group(1).strip() if match else message.splitlines()[0]
+    if match:
+        return match.group(1).strip()
+    advice = ("weights_only", "Weights only load failed", "documentation of torch.load", "file an issue")
+    lines = [line.strip() for line in message.splitlines() if line.strip() and not any(a in line for a in advice)]
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def _check_flat_state_dict(obj: object, path: str) -> dict[str, torch.Tensor]:
