@@ -1,19 +1,50 @@
 """Shared by both test sessions (tests/ against transformers 5.x, tests_transformers4/
 against 4.57.6): the parity summary that ends every run, and the check that
-docs/parity.md still holds the numbers this run measured."""
+docs/parity.md still describes what this run measured (``parity.parity_doc_problems``:
+the same families, tensor counts and tolerances, every figure within its tolerance, and
+the same measured code and inputs, by fingerprint)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 import transformers
 
-from mini_hf_bert.parity import ParityRow
+from mini_hf_bert.parity import ParityRow, parity_doc_problems
+from mini_hf_bert.testing_utils import sources_fingerprint
 
-PARITY_DOC = os.path.join(os.path.dirname(__file__), "docs", "parity.md")
+ROOT = os.path.dirname(os.path.abspath(__file__))
+PARITY_DOC = os.path.join(ROOT, "docs", "parity.md")
 TEST_DIRS = ("tests", "tests_transformers4")
+#: What the parity figures depend on: the code that computes them (the model, loading,
+#: the tolerance) and the tests that choose the inputs and record the families, with
+#: their fixtures. docs/parity.md records their fingerprint; a change makes it stale.
+PARITY_SOURCES = (
+    "mini_hf_bert/modeling_bert.py",
+    "mini_hf_bert/modeling_utils.py",
+    "mini_hf_bert/modeling_outputs.py",
+    "mini_hf_bert/configuration_bert.py",
+    "mini_hf_bert/parity.py",
+    "mini_hf_bert/checkpoints/*.py",
+    "conftest.py",
+    "tests/conftest.py",
+    "tests_transformers4/conftest.py",
+    "tests/test_checkpoint_loading.py",
+    "tests/test_decoder.py",
+    "tests/test_heads.py",
+    "tests/test_parity_numerical.py",
+    "tests/test_real_checkpoint.py",
+    "tests/test_tf_loading.py",
+    "tests/test_training.py",
+    "tests_transformers4/test_head_mask_and_pruning.py",
+    "tests_transformers4/test_masks_and_model.py",
+    "tests_transformers4/test_relative_positions.py",
+    "tests/fixtures/tf/**/*",
+)
+_FINGERPRINT = re.compile(r"<!-- measured sources fingerprint: ([0-9a-f]{16}) -->")
 #: tools/parity_report.py sets this to collect each session's families as JSON.
 EXPORT_ENV = "MINI_HF_BERT_PARITY_JSON"
 
@@ -53,6 +84,19 @@ def documented_families(version: str) -> dict[str, dict]:
     return rows
 
 
+def documented_fingerprint() -> str | None:
+    """The sources fingerprint docs/parity.md was measured with."""
+    if not os.path.isfile(PARITY_DOC):
+        return None
+    with open(PARITY_DOC, encoding="utf-8") as f:
+        match = _FINGERPRINT.search(f.read())
+    return match.group(1) if match else None
+
+
+def parity_sources_fingerprint() -> str:
+    return sources_fingerprint(ROOT, PARITY_SOURCES)
+
+
 def _is_full_run(config) -> bool:
     """Only a run of a whole test directory, unfiltered, measures every family."""
     args = [os.path.basename(os.path.normpath(a)) for a in config.args] or list(config.getini("testpaths"))
@@ -66,9 +110,13 @@ def pytest_sessionfinish(session, exitstatus):
             json.dump({"version": transformers.__version__, "families": measured_families()}, f, indent=1)
         return
     if exitstatus == 0 and _PARITY_FAMILIES and _is_full_run(session.config):
-        measured, documented = measured_families(), documented_families(transformers.__version__)
-        if measured != documented:
-            session.config._parity_doc_stale = (measured, documented)
+        problems = parity_doc_problems(measured_families(), documented_families(transformers.__version__))
+        documented, current = documented_fingerprint(), parity_sources_fingerprint()
+        if documented != current:
+            problems.append(f"the measured code or inputs changed since the doc was written "
+                            f"(sources fingerprint {current}, the doc's {documented})")
+        if problems:
+            session.config._parity_doc_problems = problems
             session.exitstatus = 1  # a stale doc fails the run
 
 
@@ -77,17 +125,18 @@ def pytest_terminal_summary(terminalreporter):
         return
     terminalreporter.section("parity with transformers %s: measured max |diff| per test family" % transformers.__version__)
     width = max(len(f) for f in _PARITY_FAMILIES)
+    documented = documented_families(transformers.__version__)
     for family, row in measured_families().items():
+        doc = documented.get(family, {}).get("max_abs_diff")
+        moved = f"  (docs/parity.md: {doc}, another machine's float noise)" if doc and doc != row["max_abs_diff"] else ""
         terminalreporter.write_line(
-            f"{family:<{width}}  {row['tensors']:>5} tensors  max |diff| {row['max_abs_diff']}  (atol {row['atol']})"
+            f"{family:<{width}}  {row['tensors']:>5} tensors  max |diff| {row['max_abs_diff']}  (atol {row['atol']}){moved}"
         )
-    stale = getattr(terminalreporter.config, "_parity_doc_stale", None)
-    if stale:
-        measured, documented = stale
+    problems = getattr(terminalreporter.config, "_parity_doc_problems", None)
+    if problems:
         terminalreporter.write_line("")
         terminalreporter.write_line(
             "docs/parity.md is not current for this run (regenerate: .venv/bin/python tools/parity_report.py):", red=True
         )
-        for family in sorted(set(measured) | set(documented)):
-            if measured.get(family) != documented.get(family):
-                terminalreporter.write_line(f"  {family}: measured {measured.get(family)}, documented {documented.get(family)}", red=True)
+        for problem in problems:
+            terminalreporter.write_line(f"  {problem}", red=True)

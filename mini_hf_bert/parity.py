@@ -132,6 +132,41 @@ def format_table(rows: list[ParityRow], title: str = "") -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------------------
+# docs/parity.md: when the documented table no longer describes a run
+# --------------------------------------------------------------------------------------
+
+
+def parity_doc_problems(measured: dict[str, dict], documented: dict[str, dict]) -> list[str]:
+    """Why a documented parity table is stale for a run, one sentence each; [] if current.
+
+    Both arguments map a family name to ``{"tensors": n, "max_abs_diff": "1.2e-07", "atol": "1e-05"}``.
+    A table is stale when a family was added or removed, when it compares another number of
+    tensors or under another tolerance, or when a figure (documented or measured) is over
+    its tolerance -- not when a figure moved within it: the last bits of float results
+    legitimately differ between machines, thread counts and memory layouts (another GEMM
+    kernel, another reduction split), so a figure measured on one machine is not
+    reproduced bit for bit on another. (What was measured changing -- the code, the inputs
+    -- is caught by the sources fingerprint the doc also records.)
+    """
+    problems = []
+    for family in sorted(set(measured) | set(documented)):
+        ours, doc = measured.get(family), documented.get(family)
+        if doc is None:
+            problems.append(f"{family}: measured by this run, missing from the doc")
+        elif ours is None:
+            problems.append(f"{family}: in the doc, but this run measured no such family")
+        else:
+            if ours["tensors"] != doc["tensors"]:
+                problems.append(f"{family}: {ours['tensors']} tensors compared, the doc says {doc['tensors']}")
+            if float(ours["atol"]) != float(doc["atol"]):
+                problems.append(f"{family}: tolerance {ours['atol']}, the doc says {doc['atol']}")
+            for who, row in (("measured", ours), ("documented", doc)):
+                if not float(row["max_abs_diff"]) <= float(row["atol"]):
+                    problems.append(f"{family}: {who} max |diff| {row['max_abs_diff']} is over its tolerance {row['atol']}")
+    return problems
+
+
 def load_transformers_bert(path: str, attn_implementation: str):
     """transformers' own BertModel from the same directory, fp32, eval mode."""
     try:

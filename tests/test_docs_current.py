@@ -1,6 +1,7 @@
 """Generated documents stay current: docs/weight_map.md prints the name tables as they are,
-docs/loading.md was measured with the current benchmark script and loading code.
-(docs/parity.md is checked by the root conftest.py against every full run.)"""
+docs/loading.md and docs/tokenizer_speed.md were measured with the current code, and
+docs/parity.md describes what the suite measures (checked in full by the root conftest.py
+at the end of every full run; its rules are tested here)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import importlib.util
 import os
 import re
 
+import pytest
 import torch
 
 import mini_hf_bert
+from mini_hf_bert.parity import parity_doc_problems
 
 from .conftest import small_config_kwargs
 
@@ -113,3 +116,62 @@ def test_unicode_tables_are_current():
     assert _read("mini_hf_bert/unicode_tables.py") == tool.render(tool.compute()), (
         "mini_hf_bert/unicode_tables.py is stale: run tools/make_unicode_tables.py"
     )
+
+
+# ------------------------------------------------------------- docs/parity.md
+
+
+def test_parity_doc_was_measured_with_the_current_code_and_inputs():
+    import conftest as root
+
+    assert root.documented_fingerprint() == root.parity_sources_fingerprint(), (
+        "the model, loading or parity tests changed since docs/parity.md was written: "
+        "run .venv/bin/python tools/parity_report.py"
+    )
+
+
+def _row(tensors=10, diff="0.00e+00", atol="1e-05"):
+    return {"tensors": tensors, "max_abs_diff": diff, "atol": atol}
+
+
+def test_parity_doc_is_current_when_figures_move_within_tolerance():
+    """Another machine, thread count or GEMM kernel moves the last bits: not stale."""
+    documented = {"a": _row(diff="0.00e+00"), "b": _row(diff="3.58e-07")}
+    assert parity_doc_problems({"a": _row(diff="4.41e-06"), "b": _row(diff="3.28e-07")}, documented) == []
+    assert parity_doc_problems({"a": _row(diff="1.00e-05"), "b": _row()}, documented) == []  # at the tolerance
+
+
+@pytest.mark.parametrize("measured,documented,problem", [
+    ({"a": _row()}, {"a": _row(), "b": _row()}, "b: in the doc, but this run measured no such family"),
+    ({"a": _row(), "b": _row()}, {"a": _row()}, "b: measured by this run, missing from the doc"),
+    ({"a": _row(tensors=11)}, {"a": _row()}, "a: 11 tensors compared, the doc says 10"),
+    ({"a": _row(atol="1e-04")}, {"a": _row()}, "a: tolerance 1e-04, the doc says 1e-05"),
+    ({"a": _row(diff="2.00e-05")}, {"a": _row()}, "a: measured max |diff| 2.00e-05 is over its tolerance 1e-05"),
+    ({"a": _row()}, {"a": _row(diff="3.00e-05")}, "a: documented max |diff| 3.00e-05 is over its tolerance 1e-05"),
+    ({"a": _row(diff="nan")}, {"a": _row()}, "a: measured max |diff| nan is over its tolerance 1e-05"),
+])
+def test_parity_doc_is_stale_when_what_it_describes_changed(measured, documented, problem):
+    assert parity_doc_problems(measured, documented) == [problem]
+
+
+def test_parity_doc_rows_parse_back():
+    """The table the tool writes is the table the session check reads."""
+    import conftest as root
+    import transformers
+
+    rows = root.documented_families(transformers.__version__)
+    assert rows and all(set(r) == {"tensors", "max_abs_diff", "atol"} for r in rows.values())
+    assert parity_doc_problems(rows, rows) == []
+
+
+def test_sources_fingerprint_ignores_prose_but_not_code(tmp_path):
+    from mini_hf_bert.testing_utils import sources_fingerprint
+
+    (tmp_path / "m.py").write_text('"""Doc."""\nx = 1  # a comment\n')
+    base = sources_fingerprint(str(tmp_path), ["m.py"])
+    (tmp_path / "m.py").write_text('"""Other doc."""\n\nx = 1\n')
+    assert sources_fingerprint(str(tmp_path), ["m.py"]) == base
+    (tmp_path / "m.py").write_text('"""Doc."""\nx = 2\n')
+    assert sources_fingerprint(str(tmp_path), ["m.py"]) != base
+    with pytest.raises(FileNotFoundError, match="nothing.py"):
+        sources_fingerprint(str(tmp_path), ["nothing.py"])

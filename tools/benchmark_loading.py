@@ -25,8 +25,6 @@ when either changed since the numbers were measured (rerun this script then).
 from __future__ import annotations
 
 import argparse
-import ast
-import hashlib
 import json
 import os
 import platform
@@ -54,14 +52,9 @@ TARGET_SPEEDUP = 3.0
 
 
 def sources_fingerprint() -> str:
-    """A hash of the measured code's syntax trees: comments and layout do not change it,
-    any change to what the code does does."""
-    digest = hashlib.sha256()
-    for relative in MEASURED_SOURCES:
-        with open(os.path.join(ROOT, relative), encoding="utf-8") as f:
-            tree = ast.dump(ast.parse(f.read()))
-        digest.update(relative.encode() + b"\0" + tree.encode())
-    return digest.hexdigest()[:16]
+    from mini_hf_bert.testing_utils import sources_fingerprint as fingerprint  # lazily: a --child imports only what it measures
+
+    return fingerprint(ROOT, MEASURED_SOURCES)
 
 
 # ---------------------------------------------------------------- one measurement (child)

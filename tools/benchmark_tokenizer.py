@@ -17,8 +17,6 @@ one. The three tokenizers' ids are checked equal.
 from __future__ import annotations
 
 import argparse
-import ast
-import hashlib
 import importlib
 import inspect
 import os
@@ -41,11 +39,9 @@ WARM_RUNS = 3
 
 
 def sources_fingerprint() -> str:
-    digest = hashlib.sha256()
-    for relative in MEASURED_SOURCES:
-        with open(os.path.join(ROOT, relative), encoding="utf-8") as f:
-            digest.update(relative.encode() + b"\0" + ast.dump(ast.parse(f.read())).encode())
-    return digest.hexdigest()[:16]
+    from mini_hf_bert.testing_utils import sources_fingerprint as fingerprint  # lazily, as every import here
+
+    return fingerprint(ROOT, MEASURED_SOURCES)
 
 
 def sentences(limit: int = NUM_SENTENCES) -> list[str]:

@@ -2,8 +2,9 @@
 
 Runs both test sessions (tests/ against transformers 5.x, tests_transformers4/ against
 4.57.6, as `make test` does), collects every parity family's tensor count and largest
-max |diff|, and writes the table. Every full test run then checks that the doc still
-holds exactly what it measured.
+max |diff|, and writes the table with a fingerprint of the measured code and inputs.
+Every full test run then checks that the doc still describes what it measures
+(``mini_hf_bert.parity.parity_doc_problems``).
 
     .venv/bin/python tools/parity_report.py        # after `make test` has set up .venv and .cache
 """
@@ -17,14 +18,19 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 DOC = os.path.join(ROOT, "docs", "parity.md")
 TF4_DIR = os.path.join(ROOT, ".cache", "transformers-4.57.6")
 
 HEADER = """# Parity with transformers
 
 Every number below is measured by the test suite (`make test`) and written here by
-`tools/parity_report.py`; each full test run fails if this table no longer matches what it
-measured. fp32 on CPU, weights copied from (or loaded like) transformers' own model, same
+`tools/parity_report.py`. Each full test run fails if this table no longer describes what
+it measures: a family added or removed, another tensor count or tolerance, a figure over
+its tolerance, or a change to the measured code or inputs (the fingerprint at the end).
+A figure that moves within its tolerance on another machine does not make the table
+stale: the last bits of float results depend on the GEMM kernel, thread count and memory
+layout (the run's summary shows both figures). fp32 on CPU, weights copied from (or loaded like) transformers' own model, same
 inputs. "tensors" counts the compared tensors (outputs, hidden states, attention maps,
 logits, losses, gradients) in the family; "max |diff|" is the largest absolute difference
 among them; the tolerance is `mini_hf_bert.parity.FP32_ATOL` (why 1e-5: see its comment).
@@ -69,6 +75,9 @@ def main() -> int:
         for family, row in session["families"].items():
             lines.append(f"| {family} | {session['version']} | {row['tensors']} | {row['max_abs_diff']} | {row['atol']} |\n")
     os.makedirs(os.path.dirname(DOC), exist_ok=True)
+    from conftest import parity_sources_fingerprint
+
+    lines.append(f"\n<!-- measured sources fingerprint: {parity_sources_fingerprint()} -->\n")
     with open(DOC, "w", encoding="utf-8") as f:
         f.write("".join(lines))
     print(f"wrote {DOC}")
