@@ -1035,10 +1035,24 @@ class BertModel(BertPreTrainedModel):
         return batch_size, seq_length
 
 
+def _values_are_checkable(tensor: torch.Tensor) -> bool:
+    """Whether a check may read a tensor's values: only in eager mode on the CPU.
+
+    Reading values (``int(ids.max())``) is free on the CPU, but on an accelerator it waits
+    for the device (a host sync on every forward), and inside ``torch.compile``,
+    ``torch.export`` or ``torch.jit.trace`` it is a data-dependent branch: a graph break,
+    a failed ``fullgraph=True`` / export, or a trace that bakes one input's answer in. So
+    value checks run in eager CPU use, where a bad id gets a sentence instead of an
+    IndexError from inside nn.Embedding; elsewhere the embedding's own bounds check (a
+    device-side assert on GPUs) remains. Shape and dtype checks always run: they read no values.
+    """
+    return tensor.device.type == "cpu" and not (torch.compiler.is_compiling() or torch.jit.is_tracing())
+
+
 def _check_index_range(name: str, ids: torch.Tensor, size: int, field_name: str) -> None:
     if ids.dtype.is_floating_point or ids.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer ids, got dtype {ids.dtype}")
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= size):
+    if _values_are_checkable(ids) and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= size):
         raise ValueError(
             f"{name} must lie in [0, {field_name}={size}), got values in [{int(ids.min())}, {int(ids.max())}]"
         )
@@ -1065,6 +1079,8 @@ def _check_labels(name: str, labels: torch.Tensor, shape: tuple[int, ...], integ
 
 def _check_class_ids(name: str, labels: torch.Tensor, num_classes: int) -> None:
     """Class ids lie in [0, num_classes) or are -100 (ignored)."""
+    if not _values_are_checkable(labels):
+        return
     valid = (labels == -100) | ((labels >= 0) & (labels < num_classes))
     if not bool(valid.all()):
         bad = labels[~valid][0].item()

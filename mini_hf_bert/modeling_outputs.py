@@ -1,52 +1,78 @@
 """Output containers, named and ordered as transformers' ``modeling_outputs.py``.
 
-A ``ModelOutput`` is a dataclass that also behaves like transformers' one:
+A ``ModelOutput`` is a dataclass that is also an ordered dict of its fields that are
+not None, as transformers' one is:
 
 * ``out.last_hidden_state`` or ``out["last_hidden_state"]`` by name;
 * ``out[0]``, ``out[:2]``, ``out.to_tuple()`` by position, counting only the fields
-  that are not None (so positions match ``return_dict=False``);
-* ``keys()`` / ``values()`` / ``items()`` over the fields that are set.
+  that are set (so positions match ``return_dict=False``);
+* ``keys()`` / ``values()`` / ``items()``, ``len`` and iteration over the fields that are set.
+
+Being a dict is what lets ``torch.jit.trace(model, ..., strict=False)`` trace a model
+that returns one (the tracer accepts dicts, not arbitrary objects), and every subclass
+is registered as a pytree node, so ``torch.compile`` and ``torch.export`` flatten it into
+its tensors and rebuild it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
 
-@dataclass
-class ModelOutput:
-    """Base class: a dataclass whose non-None fields also form a tuple."""
+class ModelOutput(OrderedDict):
+    """Base class: a dataclass whose non-None fields are also its dict entries, in field order."""
 
-    def to_tuple(self) -> tuple[Any, ...]:
-        """The non-None fields in declaration order: what ``return_dict=False`` returns."""
-        return tuple(v for _, v in self.items())
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The pytree node (like transformers' ModelOutput): its children are the set fields'
+        # values, its context their names, so a flattened output rebuilds exactly.
+        pytree.register_pytree_node(
+            cls,
+            lambda output: (list(output.values()), list(output.keys())),
+            lambda values, names, output_type=cls: output_type(**dict(zip(names, values))),
+            serialized_type_name=f"{cls.__module__}.{cls.__qualname__}",
+        )
 
-    def keys(self) -> list[str]:
-        return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is not None]
+    def __post_init__(self) -> None:
+        self._sync()
 
-    def values(self) -> list[Any]:
-        return [getattr(self, k) for k in self.keys()]
+    def _sync(self) -> None:
+        """Make the dict entries the fields that are not None, in declaration order."""
+        OrderedDict.clear(self)
+        for f in dataclasses.fields(self):
+            value = self.__dict__.get(f.name)
+            if value is not None:
+                OrderedDict.__setitem__(self, f.name, value)
 
-    def items(self) -> list[tuple[str, Any]]:
-        return [(k, getattr(self, k)) for k in self.keys()]
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in self.__dataclass_fields__ and len(self.__dict__) == len(self.__dataclass_fields__):
+            self._sync()  # after construction: setting a field updates the dict view
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(f"{type(self).__name__} has no field {key!r}")
+        setattr(self, key, value)
 
     def __getitem__(self, key: str | int | slice) -> Any:
         if isinstance(key, str):
-            if key not in self.keys():
-                raise KeyError(f"{type(self).__name__} has no field {key!r} set; set fields: {self.keys()}")
-            return getattr(self, key)
+            if key not in self:
+                raise KeyError(f"{type(self).__name__} has no field {key!r} set; set fields: {list(self.keys())}")
+            return OrderedDict.__getitem__(self, key)
         return self.to_tuple()[key]
 
-    def __iter__(self) -> Iterator[str]:
-        # Like transformers' ModelOutput (an OrderedDict), iteration yields the keys.
-        return iter(self.keys())
+    def __delitem__(self, key: str) -> None:
+        raise TypeError(f"{type(self).__name__} fields cannot be deleted; set the field to None instead")
 
-    def __len__(self) -> int:
-        return len(self.keys())
+    def to_tuple(self) -> tuple[Any, ...]:
+        """The non-None fields in declaration order: what ``return_dict=False`` returns."""
+        return tuple(self.values())
 
 
 @dataclass
