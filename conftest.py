@@ -128,7 +128,7 @@ def pytest_terminal_summary(terminalreporter):
     documented = documented_families(transformers.__version__)
     for family, row in measured_families().items():
         doc = documented.get(family, {}).get("max_abs_diff")
-        moved = f"  (docs/parity.md: {doc}, another machine's float noise)" if doc and doc != row["max_abs_diff"] else ""
+        moved = f"  (docs/parity.md: {doc}; a move within tolerance: float noise)" if doc and doc != row["max_abs_diff"] else ""
         terminalreporter.write_line(
             f"{family:<{width}}  {row['tensors']:>5} tensors  max |diff| {row['max_abs_diff']}  (atol {row['atol']}){moved}"
         )

@@ -300,6 +300,10 @@ class BertConfig:
             raise FileNotFoundError(f"{path}: no such config file") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: not valid JSON ({e})") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: JSON nested too deeply to be a config") from None
+        except IsADirectoryError:
+            raise ConfigError(f"{path}: is a directory, not a config file") from None
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: a BERT config must be a JSON object, got {type(values).__name__}")
         try:

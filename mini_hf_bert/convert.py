@@ -16,17 +16,19 @@ the source is only ever read.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import re
 import secrets
 import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .checkpoints.errors import CheckpointError
 from .checkpoints.fingerprints import KnownFile, identify_file
-from .checkpoints.hf_format import read_index_file
+from .checkpoints.hf_format import CONFIG_NAME, read_index_file
 from .checkpoints.resolve import (
     ResolvedCheckpoint,
     load_checkpoint_tensors,
@@ -142,8 +144,12 @@ def _write_tokenizer_files(
     we) would tokenize a cased model lower-cased, so one is written. Returns the casing
     the output records, or None when the source has no vocabulary.
     """
-    from .tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, infer_do_lower_case, load_vocab
+    from .tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
 
+    for name in VOCAB_FILES:
+        path = os.path.join(vocab_dir, name)
+        if os.path.lexists(path) and not os.path.isfile(path):
+            raise TokenizerFileError(f"{path}: is not a regular file")
     present = [f for f in VOCAB_FILES if os.path.isfile(os.path.join(vocab_dir, f))]
     if not present:
         logger.warning("%s: no vocab.txt or tokenizer.json beside the checkpoint; the output has no tokenizer", vocab_dir)
@@ -166,6 +172,25 @@ def _write_tokenizer_files(
     tokenizer = BertTokenizer.from_pretrained(vocab_dir, do_lower_case=do_lower_case, model_max_length=model_max_length)
     tokenizer.save_pretrained(staging)
     return tokenizer.do_lower_case
+
+
+@contextmanager
+def as_hf_directory(src: str | os.PathLike) -> Iterator[str]:
+    """An HF-format directory (``config.json``, weights, tokenizer files) holding ``src``, in
+    any form ``from_pretrained`` reads: ``src`` itself when it already is one, else a
+    converted copy in a temporary directory, removed on exit. For what only reads HF
+    directories: transformers' ``from_pretrained``, and the tokenizer files of a ``.zip``."""
+    resolved = resolve_checkpoint(src)
+    resolved.cleanup()
+    config_name = os.path.basename(resolved.config_path or "")
+    if resolved.kind == "hf" and resolved._tempdir is None and config_name == CONFIG_NAME:
+        yield os.path.dirname(resolved.weights_path)
+        return
+    with tempfile.TemporaryDirectory(prefix="mini_hf_bert_hf_") as tmp:
+        directory = os.path.join(tmp, "checkpoint")
+        logger.info("%s: converting to an HF directory for transformers (%s)", src, directory)
+        convert(src, directory, progress=False)
+        yield directory
 
 
 # ------------------------------------------------------------ writing safely
@@ -354,14 +379,10 @@ def describe_checkpoint(src: str, progress: bool = False) -> CheckpointDescripti
             if known is not None:
                 description.recognised.append((os.path.basename(path), known))
         shapes = _hf_shapes(resolved)
+        # The weights do not fix the number of heads; the config does (validated like any read).
         config_heads = None
         if resolved.config_path is not None:
-            try:  # only informative here: a bad config is reported by whatever loads it
-                with open(resolved.config_path, encoding="utf-8") as f:
-                    values = json.load(f)
-                config_heads = values.get("num_attention_heads") if isinstance(values, dict) else None
-            except (OSError, ValueError, RecursionError):
-                config_heads = None
+            config_heads = BertConfig.from_json_file(resolved.config_path).num_attention_heads
     finally:
         resolved.cleanup()
 

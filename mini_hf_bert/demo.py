@@ -18,6 +18,7 @@ from typing import TextIO
 
 import torch
 
+from .convert import as_hf_directory
 from .modeling_bert import BertModel
 from .parity import (
     FP32_ATOL,
@@ -92,46 +93,52 @@ def run_demo(
     sentences: list[str] | None = None,
     out: TextIO = sys.stdout,
 ) -> int:
-    """Run the demo, writing to ``out``; return 0 when every parity row is within tolerance, else 1."""
+    """Run the demo, writing to ``out``; return 0 when every parity row is within tolerance, else 1.
+
+    ``checkpoint`` is any form ``from_pretrained`` reads (HF or Google directory, prefix,
+    ``.zip``, hub id). mini_hf_bert loads it as it is; the tokenizer and transformers read
+    an HF directory, a converted temporary copy when it is not one (``convert.as_hf_directory``).
+    """
     path = checkpoint or default_checkpoint_dir()
     sentences = list(sentences or DEFAULT_SENTENCES)
     start = time.perf_counter()
     model, info = BertModel.from_pretrained(path, output_loading_info=True)
     load_s = time.perf_counter() - start
-    tokenizer = load_tokenizer(path)
-    batch = tokenizer(sentences, padding=True, return_tensors="pt")
-    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-    cfg = model.config
-    out.write(
-        f"Checkpoint: {path}\n"
-        f"  BertModel: {cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, {cfg.num_attention_heads} heads, "
-        f"vocab {cfg.vocab_size}, {model.num_parameters() / 1e6:.1f}M parameters, loaded in {load_s:.2f} s\n\n"
-    )
+    with as_hf_directory(path) as hf_dir:
+        tokenizer = load_tokenizer(hf_dir)
+        batch = tokenizer(sentences, padding=True, return_tensors="pt")
+        inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
+        cfg = model.config
+        out.write(
+            f"Checkpoint: {path}\n"
+            f"  BertModel: {cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, {cfg.num_attention_heads} heads, "
+            f"vocab {cfg.vocab_size}, {model.num_parameters() / 1e6:.1f}M parameters, loaded in {load_s:.2f} s\n\n"
+        )
 
-    with torch.no_grad():
-        outputs = model(**inputs)
-    embeddings = mean_pool(outputs.last_hidden_state, inputs["attention_mask"])
-    out.write(format_similarity(sentences, cosine_matrix(embeddings)) + "\n\n")
-
-    try:
-        import transformers
-    except ImportError:
-        out.write("transformers is not installed: the parity table against it is left out "
-                  "(pip install 'mini_hf_bert[demo]' to see it).\n")
-        return 0
-
-    pooler_fresh = any(k.startswith("pooler.") for k in info["newly_initialized_keys"])
-    rows: list[ParityRow] = []
-    for implementation in ("eager", "sdpa"):
-        if implementation == model.config.attn_implementation:
-            ours = model
-        else:
-            ours = BertModel.from_pretrained(path, attn_implementation=implementation)
-        theirs = load_transformers_bert(path, implementation)
         with torch.no_grad():
-            a, b = ours(**inputs), theirs(**inputs)
-        fields = ["last_hidden_state"] + ([] if pooler_fresh else ["pooler_output"])
-        rows += compare_outputs(a, b, fields, prefix=f"{implementation}: ")
+            outputs = model(**inputs)
+        embeddings = mean_pool(outputs.last_hidden_state, inputs["attention_mask"])
+        out.write(format_similarity(sentences, cosine_matrix(embeddings)) + "\n\n")
+
+        try:
+            import transformers
+        except ImportError:
+            out.write("transformers is not installed: the parity table against it is left out "
+                      "(pip install 'mini_hf_bert[demo]' to see it).\n")
+            return 0
+
+        pooler_fresh = any(k.startswith("pooler.") for k in info["newly_initialized_keys"])
+        rows: list[ParityRow] = []
+        for implementation in ("eager", "sdpa"):
+            if implementation == model.config.attn_implementation:
+                ours = model
+            else:
+                ours = BertModel.from_pretrained(path, attn_implementation=implementation)
+            theirs = load_transformers_bert(hf_dir, implementation)
+            with torch.no_grad():
+                a, b = ours(**inputs), theirs(**inputs)
+            fields = ["last_hidden_state"] + ([] if pooler_fresh else ["pooler_output"])
+            rows += compare_outputs(a, b, fields, prefix=f"{implementation}: ")
     title = (
         f"Parity with transformers {transformers.__version__} (same checkpoint, same input, fp32 on CPU; "
         f"attention implementation on both sides):"
@@ -151,10 +158,11 @@ def run_module_parity(checkpoint: str | None = None, attn_implementation: str = 
     """Module-by-module parity: every submodule's output against transformers' module of the same name."""
     path = checkpoint or default_checkpoint_dir()
     ours = BertModel.from_pretrained(path, attn_implementation=attn_implementation)
-    tokenizer = load_tokenizer(path)
-    batch = tokenizer(list(DEFAULT_SENTENCES), padding=True, return_tensors="pt")
-    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-    theirs = load_transformers_bert(path, attn_implementation)
+    with as_hf_directory(path) as hf_dir:
+        tokenizer = load_tokenizer(hf_dir)
+        batch = tokenizer(list(DEFAULT_SENTENCES), padding=True, return_tensors="pt")
+        inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
+        theirs = load_transformers_bert(hf_dir, attn_implementation)
     rows = compare_modules(ours, theirs, inputs)
     out.write(format_table(rows, f"Module-by-module parity ({attn_implementation}), {path}:") + "\n")
     return 0 if all(r.ok for r in rows) else 1

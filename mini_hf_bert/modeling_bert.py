@@ -38,6 +38,7 @@ with no renaming, and readable next to transformers' source.
 from __future__ import annotations
 
 import logging
+import re
 
 import torch
 import torch.utils.checkpoint
@@ -800,6 +801,10 @@ class BertPreTrainingHeads(nn.Module):
 # ======================================================================================
 
 
+#: A checkpoint key of the encoder's layer i (with or without the heads' "bert." prefix).
+_LAYER_KEY = re.compile(r"^(?:bert\.)?encoder\.layer\.(\d+)\.")
+
+
 class BertPreTrainedModel(PreTrainedModel):
     """Base of every BERT model: config class, checkpoint prefix and weight initialisation.
 
@@ -813,6 +818,22 @@ class BertPreTrainedModel(PreTrainedModel):
 
     config_class = BertConfig
     base_model_prefix = "bert"  # head models keep the encoder under .bert -> keys "bert.embeddings..."
+
+    @classmethod
+    def _config_contradictions(cls, config: BertConfig, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+        # The two sizes whose cost is paid while building, before any shape is compared:
+        # every layer is a Python object (a million take minutes), and position_ids is a
+        # real (1, max_position_embeddings) buffer (10**9 positions take 8 GB).
+        layers = {int(m.group(1)) for name in shapes if (m := _LAYER_KEY.match(name))}
+        problems = []
+        if layers and config.num_hidden_layers > max(layers) + 1:
+            problems.append(f"the config asks for num_hidden_layers={config.num_hidden_layers}, "
+                            f"but the checkpoint holds layers 0..{max(layers)}")
+        positions = shapes.get("embeddings.position_embeddings.weight") or shapes.get("bert.embeddings.position_embeddings.weight")
+        if positions and positions[0] != config.max_position_embeddings:
+            problems.append(f"the config asks for max_position_embeddings={config.max_position_embeddings}, "
+                            f"but the checkpoint's position table has {positions[0]} rows")
+        return problems
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:

@@ -665,6 +665,10 @@ class PreTrainedModel(nn.Module):
         ones stay memory-mapped (copy-on-write, so the file is never written), and only
         floating tensors not already in ``dtype`` are converted.
         """
+        if strict:
+            contradictions = cls._config_contradictions(config, {k: tuple(t.shape) for k, t in loaded.tensors.items()})
+            if contradictions:  # before building: a config's sizes can cost minutes or gigabytes to build
+                raise CheckpointError(f"{loaded.path}: cannot load into {cls.__name__}: " + "; ".join(contradictions))
         with init_empty_weights():
             model = cls(config, **init_kwargs)
         try:
@@ -691,6 +695,12 @@ class PreTrainedModel(nn.Module):
         info["skipped_training_state"] = loaded.skipped
         info["unmapped_keys"] = loaded.unmapped
         return model, info
+
+    @classmethod
+    def _config_contradictions(cls, config, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+        """Config sizes a checkpoint's tensor shapes contradict, found before the model is
+        built (subclasses know their names); [] when none. The full shape check runs after."""
+        return []
 
     def _load_fitted_state(
         self,

@@ -184,7 +184,12 @@ def load_transformers_bert(path: str, attn_implementation: str):
             "the parity check needs transformers installed (pip install 'mini_hf_bert[demo]')"
         ) from None
     transformers.utils.logging.disable_progress_bar()
-    model = transformers.BertModel.from_pretrained(
-        path, attn_implementation=attn_implementation, dtype=torch.float32
-    )
+    verbosity = transformers.utils.logging.get_verbosity()
+    # Its load report (a task checkpoint's heads are UNEXPECTED in a BertModel) repeats
+    # what mini_hf_bert's own loading already said about the same file.
+    transformers.utils.logging.set_verbosity_error()
+    try:
+        model = transformers.BertModel.from_pretrained(path, attn_implementation=attn_implementation, dtype=torch.float32)
+    finally:
+        transformers.utils.logging.set_verbosity(verbosity)
     return model.eval()

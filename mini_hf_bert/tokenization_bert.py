@@ -803,12 +803,12 @@ class BertTokenizer:
         config_path = os.path.join(directory, TOKENIZER_CONFIG_FILE)
         if os.path.isfile(config_path):
             config = _read_json(config_path)
-            for key in ("do_lower_case", "do_basic_tokenize", "never_split", "tokenize_chinese_chars", "strip_accents",
-                        "model_max_length", "clean_up_tokenization_spaces", "unk_token", "sep_token", "pad_token",
-                        "cls_token", "mask_token"):
+            for key, kind in _TOKENIZER_CONFIG_KEYS.items():
                 value = config.get(key)
                 if isinstance(value, dict):  # AddedToken serialised as {"content": ...}
                     value = value.get("content")
+                if value is not None and not _is_kind(value, kind):
+                    raise TokenizerFileError(f"{config_path}: {key} must be {kind}, got {value!r}")
                 if value is not None or key == "strip_accents":
                     kwargs[key] = value
             if isinstance(kwargs.get("model_max_length"), (int, float)) and kwargs["model_max_length"] >= VERY_LARGE_INTEGER:
@@ -895,12 +895,35 @@ def clean_up_tokenization(text: str) -> str:
     return text
 
 
+#: The tokenizer_config.json keys read, and what each must be.
+_TOKENIZER_CONFIG_KEYS = {
+    "do_lower_case": "true or false", "do_basic_tokenize": "true or false", "never_split": "a list of strings",
+    "tokenize_chinese_chars": "true or false", "strip_accents": "true or false", "model_max_length": "a number",
+    "clean_up_tokenization_spaces": "true or false", "unk_token": "a string", "sep_token": "a string",
+    "pad_token": "a string", "cls_token": "a string", "mask_token": "a string",
+}
+
+
+def _is_kind(value: Any, kind: str) -> bool:
+    if kind == "true or false":
+        return isinstance(value, bool)
+    if kind == "a number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    if kind == "a list of strings":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str)
+
+
 def _read_json(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
             value = json.load(f)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise TokenizerFileError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise TokenizerFileError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
+    except IsADirectoryError:
+        raise TokenizerFileError(f"{path}: is a directory, not a JSON file") from None
     if not isinstance(value, dict):
         raise TokenizerFileError(f"{path}: expected a JSON object, found {type(value).__name__}")
     return value
@@ -909,13 +932,13 @@ def _read_json(path: str) -> dict:
 def _read_tokenizer_json(path: str) -> tuple[dict[str, int], dict]:
     """The WordPiece vocabulary and BertNormalizer settings of a ``tokenizer.json``."""
     data = _read_json(path)
-    model = data.get("model") or {}
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
     vocab = model.get("vocab")
     if model.get("type") != "WordPiece" or not isinstance(vocab, dict) or not vocab:
         raise TokenizerFileError(f"{path}: not a WordPiece tokenizer.json (model.type {model.get('type')!r})")
     if not all(isinstance(k, str) and isinstance(v, int) for k, v in vocab.items()):
         raise TokenizerFileError(f"{path}: model.vocab must map token strings to integer ids")
-    normalizer = data.get("normalizer") or {}
+    normalizer = data.get("normalizer") if isinstance(data.get("normalizer"), dict) else {}
     if normalizer.get("type") != "BertNormalizer":
         logger.warning("%s: normalizer %r is not BertNormalizer; using BERT's", path, normalizer.get("type"))
         normalizer = {}
