@@ -117,12 +117,18 @@ class BertConfig:
     # or "sdpa" (torch.nn.functional.scaled_dot_product_attention). transformers keeps
     # this as config._attn_implementation and does not serialise it either.
     attn_implementation: str = "sdpa"
+    # What from_pretrained was given (a directory, a hub id): transformers' name_or_path.
+    name_or_path: str = ""
     # --- everything else ------------------------------------------------------
     # Unknown config.json keys, kept so that a load/save round trip loses nothing.
     extra: dict[str, Any] = field(default_factory=dict)
 
     #: Fields that are choices of this process, or derived, not written to config.json.
-    _NOT_SERIALISED = ("attn_implementation", "extra", "num_labels")
+    _NOT_SERIALISED = ("attn_implementation", "extra", "num_labels", "name_or_path")
+    #: Keys a config.json may carry about the file's own history, not the model: which
+    #: transformers wrote it and what it was loaded from. Dropped on reading, so a saved
+    #: config never claims a transformers version that did not write it.
+    _FILE_HISTORY_KEYS = ("transformers_version", "_name_or_path")
 
     def __post_init__(self) -> None:
         self._settle_labels()
@@ -269,7 +275,7 @@ class BertConfig:
         for key, value in values.items():
             if key in known and key not in cls._NOT_SERIALISED:
                 kwargs[key] = value
-            elif key != "model_type":
+            elif key != "model_type" and key not in cls._FILE_HISTORY_KEYS:
                 extra[key] = value
         if values.get("model_type", cls.model_type) != cls.model_type:
             raise ConfigError(f"config has model_type {values['model_type']!r}; BertConfig reads model_type 'bert'")
@@ -293,6 +299,9 @@ class BertConfig:
     def from_json_file(cls, path: str | os.PathLike, **overrides: Any) -> "BertConfig":
         """Read an HF ``config.json`` or a Google ``bert_config.json`` (detected by its keys)."""
         path = os.fspath(path)
+        unknown = [name for name in overrides if name not in cls.field_names()]
+        if unknown:  # the caller's typo, not the file's: a TypeError about the argument
+            raise TypeError(f"BertConfig has no field {unknown[0]!r}")
         try:
             with open(path, encoding="utf-8") as f:
                 values = json.load(f)
@@ -331,6 +340,28 @@ class BertConfig:
                 "google-research/bert computed the tanh approximation (pass hidden_act='gelu_new' for that)"
             )
         return cls.from_dict(values, **overrides)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        pretrained_model_name_or_path: str | os.PathLike,
+        *,
+        revision: str = "main",
+        cache_dir: str | os.PathLike | None = None,
+        local_files_only: bool = False,
+        **overrides: Any,
+    ) -> "BertConfig":
+        """Read the config of a checkpoint: a directory with ``config.json`` (or Google's
+        ``bert_config.json``), the JSON file itself, a Google checkpoint prefix or ``.zip``,
+        or a hub id (the local cache, or downloaded as ``from_pretrained`` would).
+        ``overrides`` replace fields (``num_labels=3``); ``name_or_path`` records the source."""
+        from .checkpoints.resolve import resolve_config
+
+        source = os.fspath(pretrained_model_name_or_path)
+        with resolve_config(source, revision, cache_dir, local_files_only) as path:
+            config = cls.from_json_file(path, **overrides)
+        config.name_or_path = source
+        return config
 
     def save_pretrained(self, directory: str | os.PathLike) -> str:
         """Write ``config.json`` into ``directory`` (created if needed); return its path."""

@@ -598,6 +598,8 @@ class BertEncoder(nn.Module):
         # Recompute each layer's activations in the backward pass instead of keeping them
         # (Chen et al., 2016): memory O(L) layer inputs instead of O(L) full activations.
         self.gradient_checkpointing = False
+        # What PreTrainedModel.gradient_checkpointing_enable passes to torch.utils.checkpoint.
+        self.gradient_checkpointing_kwargs: dict = {"use_reentrant": False}
 
     def forward(
         self,
@@ -638,11 +640,12 @@ class BertEncoder(nn.Module):
         for i, (layer_module, layer_head_mask) in enumerate(zip(self.layer, head_mask)):
             layer_past = past_key_values[i] if past_key_values is not None else None
             if self.gradient_checkpointing and self.training:
-                # Non-reentrant checkpointing replays the RNG state, so dropout masks in the
-                # recomputation equal those of the forward pass: same gradients, less memory.
+                # Checkpointing replays the RNG state (preserve_rng_state, on by default), so
+                # dropout masks in the recomputation equal those of the forward pass: same
+                # gradients, less memory.
                 hidden_states, probs, cross_probs, present = torch.utils.checkpoint.checkpoint(
                     layer_module, hidden_states, attention_mask, layer_head_mask, encoder_hidden_states,
-                    encoder_attention_mask, layer_past, output_attentions, use_reentrant=False,
+                    encoder_attention_mask, layer_past, output_attentions, **self.gradient_checkpointing_kwargs,
                 )
             else:
                 hidden_states, probs, cross_probs, present = layer_module(

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import logging
 import math
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,7 +29,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from .checkpoints.errors import CheckpointError
-from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, WEIGHTS_NAME
+from .checkpoints.hf_format import SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
 from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
 from .checkpoints.weight_map import fit_checkpoint_keys
 
@@ -366,6 +368,39 @@ def init_empty_weights() -> Iterator[None]:
         yield
 
 
+def _resolve_device_map(device_map: Any) -> torch.device | None:
+    """A single-device ``device_map`` (transformers' spellings) -> the device, checked to exist."""
+    if device_map is None:
+        return None
+    value = device_map
+    if isinstance(value, dict):
+        devices = set(map(str, value.values()))
+        if len(devices) != 1:
+            raise ValueError(f"device_map={device_map!r} spreads the model over several devices; "
+                             f"mini_hf_bert puts a model on one device (e.g. device_map='cuda:0')")
+        value = next(iter(value.values()))
+    accelerator = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
+    if value == "auto":
+        return accelerator or torch.device("cpu")
+    if isinstance(value, int) and not isinstance(value, bool):  # an index: of the accelerator, CUDA's by default
+        value = f"{accelerator.type if accelerator is not None else 'cuda'}:{value}"
+    try:
+        device = torch.device(value)  # "cpu", "cuda", "cuda:1", 1 (an accelerator index), torch.device
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device_map={device_map!r} is not a device (e.g. 'cpu', 'cuda', 'cuda:0', 0, 'auto')") from None
+    if device.type not in ("cpu", "meta"):
+        module = getattr(torch, device.type, None)
+        available = module is not None and hasattr(module, "is_available") and module.is_available()
+        if not available:
+            raise ValueError(f"device_map={device_map!r}: no {device.type} device is available on this machine")
+        count = module.device_count() if hasattr(module, "device_count") else 1
+        if device.index is not None and device.index >= count:
+            raise ValueError(f"device_map={device_map!r}: this machine has {count} {device.type} device(s)")
+    if device.type == "meta":
+        raise ValueError("device_map='meta' would load no weights; build the model under init_empty_weights() instead")
+    return device
+
+
 def _resolve_dtype(value: Any, argument: str) -> torch.dtype | str | None:
     """``torch.float16`` / ``"float16"`` / ``"auto"`` / None -> a torch.dtype, "auto" or None."""
     if value is None or value == "auto" or isinstance(value, torch.dtype):
@@ -412,9 +447,22 @@ class PreTrainedModel(nn.Module):
         self.tie_weights()
 
     # ----------------------------------------------------- gradient checkpointing
-    def gradient_checkpointing_enable(self) -> None:
-        """Recompute layer activations during backward (less memory, ~30% more compute)."""
-        self._set_gradient_checkpointing(True)
+    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs: dict[str, Any] | None = None) -> None:
+        """Recompute layer activations during backward (less memory, ~30% more compute).
+
+        Args:
+            gradient_checkpointing_kwargs: passed to ``torch.utils.checkpoint.checkpoint``, as in
+                transformers; default ``{"use_reentrant": False}`` (transformers' default too).
+        """
+        if gradient_checkpointing_kwargs is None:
+            gradient_checkpointing_kwargs = {"use_reentrant": False}
+        if not isinstance(gradient_checkpointing_kwargs, dict):
+            raise TypeError(f"gradient_checkpointing_kwargs must be a dict, got {type(gradient_checkpointing_kwargs).__name__}")
+        unknown = sorted(set(gradient_checkpointing_kwargs) - _CHECKPOINT_ARGUMENTS)
+        if unknown:  # torch would pass them on to the layer itself, to fail there
+            raise TypeError(f"gradient_checkpointing_kwargs: torch.utils.checkpoint.checkpoint takes no {unknown}; "
+                            f"it takes {sorted(_CHECKPOINT_ARGUMENTS)}")
+        self._set_gradient_checkpointing(True, dict(gradient_checkpointing_kwargs))
 
     def gradient_checkpointing_disable(self) -> None:
         self._set_gradient_checkpointing(False)
@@ -423,11 +471,13 @@ class PreTrainedModel(nn.Module):
     def is_gradient_checkpointing(self) -> bool:
         return any(getattr(m, "gradient_checkpointing", False) for m in self.modules())
 
-    def _set_gradient_checkpointing(self, enable: bool) -> None:
+    def _set_gradient_checkpointing(self, enable: bool, checkpoint_kwargs: dict[str, Any] | None = None) -> None:
         found = False
         for module in self.modules():
             if hasattr(module, "gradient_checkpointing"):
                 module.gradient_checkpointing = enable
+                if checkpoint_kwargs is not None:
+                    module.gradient_checkpointing_kwargs = checkpoint_kwargs
                 found = True
         if not found:
             raise ValueError(f"{type(self).__name__} has no module that supports gradient checkpointing")
@@ -473,11 +523,31 @@ class PreTrainedModel(nn.Module):
             module_name, _, attr = target.rpartition(".")
             setattr(self.get_submodule(module_name), attr, self.get_parameter(source))
 
-    def resize_token_embeddings(self, new_num_tokens: int) -> nn.Embedding:
+    def resize_token_embeddings(self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None) -> nn.Embedding:
         """Grow or shrink the vocabulary to ``new_num_tokens`` rows, keeping the first rows'
-        values, initialising new ones, and keeping the LM head's ties (weight and bias)."""
+        values, initialising new ones, and keeping the LM head's ties (weight and bias).
+
+        Args:
+            new_num_tokens: the new vocabulary size; None keeps the current one (then only
+                ``pad_to_multiple_of`` can change it). With neither, nothing changes.
+            pad_to_multiple_of: round the size up to a multiple of this (64 or 128 suits
+                tensor cores), as transformers does.
+
+        Returns:
+            The input embedding module. New rows get ``_init_weights``' normal init
+            (transformers' ``mean_resizing=False``).
+        """
+        current = self.get_input_embeddings()
+        if new_num_tokens is None and pad_to_multiple_of is None:
+            return current
+        if new_num_tokens is None:
+            new_num_tokens = current.num_embeddings
         if isinstance(new_num_tokens, bool) or not isinstance(new_num_tokens, int) or new_num_tokens <= 0:
             raise ValueError(f"new_num_tokens must be a positive int, got {new_num_tokens!r}")
+        if pad_to_multiple_of is not None:
+            if isinstance(pad_to_multiple_of, bool) or not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of <= 0:
+                raise ValueError(f"pad_to_multiple_of must be a positive int, got {pad_to_multiple_of!r}")
+            new_num_tokens = -(-new_num_tokens // pad_to_multiple_of) * pad_to_multiple_of  # ceil to a multiple
         pad = self.config.pad_token_id
         if pad is not None and pad >= new_num_tokens:
             raise ValueError(f"new_num_tokens={new_num_tokens} would drop the padding row (pad_token_id={pad})")
@@ -523,8 +593,29 @@ class PreTrainedModel(nn.Module):
     def dtype(self) -> torch.dtype:
         return next(p.dtype for p in self.parameters() if p.is_floating_point())
 
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+    @property
+    def base_model(self) -> nn.Module:
+        """The encoder a task model wraps (``self.bert``), or the model itself (transformers' ``base_model``)."""
+        return getattr(self, self.base_model_prefix, self)
+
+    @property
+    def name_or_path(self) -> str:
+        """What ``from_pretrained`` was given (transformers' ``model.name_or_path``)."""
+        return self.config.name_or_path
+
+    def num_parameters(self, only_trainable: bool = False, exclude_embeddings: bool = False) -> int:
+        """The number of parameters, each tied one counted once (as transformers counts).
+
+        Args:
+            only_trainable: only those with ``requires_grad``.
+            exclude_embeddings: leave out every ``nn.Embedding``'s table (words, positions,
+                segment types), as transformers does.
+        """
+        embedding_tables = {id(m.weight) for m in self.modules() if isinstance(m, nn.Embedding)} if exclude_embeddings else set()
+        return sum(
+            p.numel() for p in self.parameters()
+            if id(p) not in embedding_tables and (p.requires_grad or not only_trainable)
+        )
 
     def get_extended_attention_mask(
         self,
@@ -541,29 +632,66 @@ class PreTrainedModel(nn.Module):
         return mask if device is None else mask.to(device)
 
     # ---------------------------------------------------------------- saving
-    def save_pretrained(self, save_directory: str | os.PathLike, safe_serialization: bool = True) -> None:
-        """Write ``config.json`` and ``model.safetensors`` (or ``pytorch_model.bin``) to a directory
-        that both mini_hf_bert's and transformers' ``from_pretrained`` read."""
+    def save_pretrained(
+        self, save_directory: str | os.PathLike, safe_serialization: bool = True, max_shard_size: int | str = "50GB"
+    ) -> None:
+        """Write ``config.json`` and the weights to a directory that both mini_hf_bert's and
+        transformers' ``from_pretrained`` read.
+
+        Args:
+            save_directory: created if needed.
+            safe_serialization: ``model.safetensors`` (default) or ``pytorch_model.bin``.
+            max_shard_size: the largest weights file, in bytes or as "5GB" / "500MB" / "2GiB"
+                (transformers' spelling and default). A larger model is split, in state-dict
+                order, into ``model-00001-of-0000N.safetensors`` ... plus
+                ``model.safetensors.index.json``; a single tensor larger than the limit gets a
+                shard of its own.
+
+        Weight files of an earlier save in the directory that this one does not rewrite are
+        removed, so a loader never picks up a stale one. Every file is written whole, then
+        renamed into place.
+        """
         from safetensors.torch import save_file
 
         save_directory = os.fspath(save_directory)
         if os.path.isfile(save_directory):
             raise ValueError(f"save_directory {save_directory} is a file; expected a directory")
+        limit = parse_size(max_shard_size, "max_shard_size")
         os.makedirs(save_directory, exist_ok=True)
         config = dataclasses.replace(self.config, architectures=[type(self).__name__])
         config.save_pretrained(save_directory)
         tied = self.tied_weights()  # stored once, under the source's name
         state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items() if k not in tied}
-        name = SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME
-        path = os.path.join(save_directory, name)
-        tmp = path + ".tmp"  # write then rename: an interrupted save never leaves a truncated file
-        if safe_serialization:
-            save_file(state_dict, tmp, metadata={"format": "pt"})
-            os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates its files private (0600)
-        else:
-            torch.save(state_dict, tmp)
-        os.replace(tmp, path)
-        logger.info("saved %s (%d tensors) to %s", type(self).__name__, len(state_dict), path)
+        shards = _split_into_shards(state_dict, limit)
+        single, pattern = (SAFE_WEIGHTS_NAME, "model-{:05d}-of-{:05d}.safetensors") if safe_serialization else \
+            (WEIGHTS_NAME, "pytorch_model-{:05d}-of-{:05d}.bin")
+        names = [single] if len(shards) == 1 else [pattern.format(i + 1, len(shards)) for i in range(len(shards))]
+        for name, shard in zip(names, shards):
+            path = os.path.join(save_directory, name)
+            tmp = path + ".tmp"  # write then rename: an interrupted save never leaves a truncated file
+            if safe_serialization:
+                save_file(shard, tmp, metadata={"format": "pt"})
+                os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates its files private (0600)
+            else:
+                torch.save(shard, tmp)
+            os.replace(tmp, path)
+        written = set(names)
+        if len(shards) > 1:
+            index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
+            index = {
+                "metadata": {"total_size": sum(t.numel() * t.element_size() for t in state_dict.values())},
+                "weight_map": {key: name for name, shard in zip(names, shards) for key in shard},
+            }
+            tmp = os.path.join(save_directory, index_name + ".tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(index, f, indent=2, sort_keys=True)
+                f.write("\n")
+            os.replace(tmp, os.path.join(save_directory, index_name))
+            written.add(index_name)
+        for name in os.listdir(save_directory):
+            if name not in written and _WEIGHTS_FILE.match(name):
+                os.remove(os.path.join(save_directory, name))  # a stale file from an earlier save
+        logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(names), save_directory)
 
     # --------------------------------------------------------------- loading
     @classmethod
@@ -580,6 +708,7 @@ class PreTrainedModel(nn.Module):
         revision: str = "main",
         cache_dir: str | os.PathLike | None = None,
         local_files_only: bool = False,
+        device_map: str | int | torch.device | dict[str, Any] | None = None,
         **kwargs: Any,
     ):
         """Build the model from a HuggingFace-format directory and load its weights.
@@ -604,6 +733,10 @@ class PreTrainedModel(nn.Module):
             revision / cache_dir / local_files_only: for hub ids, as in transformers: the
                 branch, tag or commit; the cache to use instead of ``$HF_HUB_CACHE``; never
                 download.
+            device_map: the one device to put the model on: ``"cpu"``, ``"cuda"``,
+                ``"cuda:1"``, ``1``, a ``torch.device``, ``{"": device}``, or ``"auto"`` (the
+                accelerator if there is one, else the CPU). Splitting a model over several
+                devices (accelerate's device maps) is not supported.
             **kwargs: arguments of the class's ``__init__`` (``add_pooling_layer=False``)
                 or config fields to override (``hidden_dropout_prob=0.0``). Anything
                 else is a TypeError, so a typo never passes silently.
@@ -618,6 +751,7 @@ class PreTrainedModel(nn.Module):
         if dtype is not None and torch_dtype is not None and dtype != torch_dtype:
             raise ValueError(f"pass one of dtype={dtype!r} or torch_dtype={torch_dtype!r}, not both")
         target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
+        device = _resolve_device_map(device_map)
         unknown = [k for k in config_overrides if k not in cls.config_class.field_names()]
         if unknown:
             raise TypeError(
@@ -637,6 +771,7 @@ class PreTrainedModel(nn.Module):
                 config = dataclasses.replace(config, **config_overrides)
             if attn_implementation is not None:
                 config = dataclasses.replace(config, attn_implementation=attn_implementation)
+            config = dataclasses.replace(config, name_or_path=os.fspath(pretrained_model_name_or_path))
 
             loaded = load_checkpoint_tensors(resolved)
             if target_dtype == "auto":
@@ -649,6 +784,8 @@ class PreTrainedModel(nn.Module):
         finally:
             resolved.cleanup()
 
+        if device is not None:
+            model.to(device)
         model.eval()
         return (model, info) if output_loading_info else model
 
@@ -798,6 +935,49 @@ class PreTrainedModel(nn.Module):
             if name in owners or meta_buffers:
                 module.to_empty(device="cpu", recurse=False)
                 self._init_weights(module)
+
+
+#: The weight files save_pretrained writes (and so may replace): single, sharded and index.
+_WEIGHTS_FILE = re.compile(
+    r"^(model(-\d{5}-of-\d{5})?\.safetensors|model\.safetensors\.index\.json"
+    r"|pytorch_model(-\d{5}-of-\d{5})?\.bin|pytorch_model\.bin\.index\.json)$"
+)
+#: Size units of max_shard_size, as transformers spells them: binary (KiB..), decimal (KB..),
+#: and decimal bits (Kb.., an eighth).
+_SIZE = re.compile(r"^\s*(\d+)\s*(GiB|MiB|KiB|GB|MB|KB|Gb|Mb|Kb|B)?\s*$", re.IGNORECASE)
+
+
+def parse_size(value: int | str, argument: str) -> int:
+    """``5 * 10**9`` / ``"5GB"`` / ``"2GiB"`` / ``"500MB"`` -> a positive number of bytes."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    match = _SIZE.match(value) if isinstance(value, str) else None
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError(f"{argument}={value!r} is not a size: a positive number of bytes, or e.g. '5GB', '500MB', '2GiB'")
+    number, unit = int(match.group(1)), match.group(2) or "B"
+    scale = {"gib": 2**30, "mib": 2**20, "kib": 2**10, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}[unit.lower()]
+    bits = unit.lower() in ("gb", "mb", "kb") and unit.endswith("b")  # transformers: a lower-case b is bits
+    return number * scale // (8 if bits else 1)
+
+
+def _split_into_shards(state_dict: dict[str, torch.Tensor], limit: int) -> list[dict[str, torch.Tensor]]:
+    """Consecutive groups of tensors, each at most ``limit`` bytes (a larger tensor alone)."""
+    shards: list[dict[str, torch.Tensor]] = [{}]
+    size = 0
+    for key, tensor in state_dict.items():
+        nbytes = tensor.numel() * tensor.element_size()
+        if shards[-1] and size + nbytes > limit:
+            shards.append({})
+            size = 0
+        shards[-1][key] = tensor
+        size += nbytes
+    return shards
+
+
+#: What torch.utils.checkpoint.checkpoint takes besides the function and its inputs.
+_CHECKPOINT_ARGUMENTS = frozenset(
+    {"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop"}
+)
 
 
 def _umask() -> int:

@@ -19,6 +19,8 @@ import os
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -101,6 +103,39 @@ def resolve_checkpoint(
     raise FileNotFoundError(
         f"{source}: no such directory, TensorFlow checkpoint prefix or .zip (and not a hub model id)"
     )
+
+
+@contextmanager
+def resolve_config(
+    path: str, revision: str = "main", cache_dir: str | os.PathLike | None = None, local_files_only: bool = False
+) -> Iterator[str]:
+    """The config file of ``path`` (``BertConfig.from_pretrained``): the file itself, the
+    one in a directory (a directory with a config and no weights is fine here), the one
+    beside a checkpoint prefix or inside a ``.zip`` (valid until the context ends), or a
+    hub id's (only the config is fetched when it is not cached)."""
+    if os.path.isfile(path) and path.endswith(".json"):
+        yield path
+        return
+    if os.path.isdir(path):
+        config = _find_config(path)
+        if config is None:
+            raise CheckpointError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
+        yield config
+        return
+    if not os.path.exists(path) and not os.path.isfile(path + ".index") and looks_like_hub_id(path):
+        try:
+            directory = resolve_hub_id(path, revision, cache_dir, local_files_only, required=(CONFIG_NAME,))
+        except CheckpointError as e:
+            raise CheckpointError(f"{path}: no such local directory or file, and as a hub id: {e}") from None
+        yield os.path.join(directory, CONFIG_NAME)
+        return
+    resolved = resolve_checkpoint(path, revision, cache_dir, local_files_only)
+    try:
+        if resolved.config_path is None:
+            raise CheckpointError(f"{path}: no config.json or bert_config.json beside this checkpoint")
+        yield resolved.config_path
+    finally:
+        resolved.cleanup()
 
 
 def _find_config(directory: str) -> str | None:
