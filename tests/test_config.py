@@ -42,12 +42,18 @@ def test_reads_real_config_json_and_keeps_unknown_keys(minilm_dir, tmp_path):
     assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (6, 384, 12)
     # sentence-transformers' checkpoint carries keys BertConfig has no field for:
     assert config.extra["gradient_checkpointing"] is False
-    assert config.extra["transformers_version"] == "4.8.2"
+    # ... and keys about the file's own history, which describe no model: dropped, so a saved
+    # config never claims that transformers 4.8.2 wrote it.
+    assert "transformers_version" not in config.extra and "_name_or_path" not in config.extra
     config.save_pretrained(tmp_path)
     written = json.loads((tmp_path / "config.json").read_text())
     original = json.loads(open(f"{minilm_dir}/config.json").read())
+    assert original["transformers_version"] == "4.8.2" and original["_name_or_path"]
     for key, value in original.items():
-        assert written[key] == value, key
+        if key in ("transformers_version", "_name_or_path"):
+            assert key not in written
+        else:
+            assert written[key] == value, key
     assert "attn_implementation" not in written and "extra" not in written
 
 
