@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -58,3 +59,19 @@ def test_bad_checkpoint_is_one_line_not_a_traceback(args, message):
     assert result.returncode == 2
     assert result.stderr.strip() == message + ", TensorFlow checkpoint prefix or .zip (and not a hub model id)"
     assert "Traceback" not in result.stderr
+
+
+GOOGLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "tf")
+
+
+@pytest.mark.parametrize("form", ["bert_pretraining", "bert_pretraining/bert_model.ckpt", "bert_model.ckpt.zip"])
+def test_demo_and_parity_take_a_google_checkpoint_in_every_form(form):
+    """mini_hf_bert reads the Google checkpoint as it is; transformers reads a converted copy."""
+    src = os.path.join(GOOGLE, form)
+    demo = _run("demo", "--checkpoint", src, "--sentence", "tok1 tok2", "--sentence", "tok3")
+    assert demo.returncode == 0, demo.stderr
+    assert "BertModel: 2 layers, hidden 16, 4 heads, vocab 40" in demo.stdout and "All outputs within tolerance" in demo.stdout
+    parity = _run("parity", "--checkpoint", src)
+    assert parity.returncode == 0, parity.stderr
+    assert "encoder.layer.1.output.LayerNorm " in parity.stdout and "OUT OF" not in parity.stdout
+    assert "Traceback" not in demo.stderr + parity.stderr
