@@ -227,7 +227,7 @@ def sdpa_attention_forward(
     return context, None
 
 
-#: attn_implementation name -> function. Faster paths (a later issue) register here.
+#: attn_implementation name -> function; a faster path registers here under its own name.
 BERT_ATTENTION_FUNCTIONS = {
     "eager": eager_attention_forward,
     "sdpa": sdpa_attention_forward,

@@ -47,7 +47,7 @@ MEASURED_SOURCES = (
 )
 LIBRARIES = ("mini_hf_bert", "transformers")
 FORMATS = {"pytorch_model.bin (hub legacy layout)": "bin", "model.safetensors (transformers 5 save_pretrained)": "safetensors"}
-#: The speed-up the issue asks for; the summary says whether each format reaches it.
+#: The speed-up this project aims for; the summary says whether each format reaches it.
 TARGET_SPEEDUP = 3.0
 
 
