@@ -37,6 +37,7 @@ from .checkpoints.resolve import (
 from .checkpoints.tf_bundle import TFCheckpoint
 from .checkpoints.weight_map import is_tf_training_state, tf_to_hf_name
 from .configuration_bert import BertConfig
+from .tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
 
 logger = logging.getLogger(__name__)
 
@@ -144,8 +145,6 @@ def _write_tokenizer_files(
     we) would tokenize a cased model lower-cased, so one is written. Returns the casing
     the output records, or None when the source has no vocabulary.
     """
-    from .tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
-
     for name in VOCAB_FILES:
         path = os.path.join(vocab_dir, name)
         if os.path.lexists(path) and not os.path.isfile(path):
@@ -154,17 +153,13 @@ def _write_tokenizer_files(
     if not present:
         logger.warning("%s: no vocab.txt or tokenizer.json beside the checkpoint; the output has no tokenizer", vocab_dir)
         return None
-    if TOKENIZER_CONFIG_FILE in present and do_lower_case is None:
+    # Settings already recorded (a tokenizer_config.json, or a tokenizer.json's normalizer): copied as they are.
+    if do_lower_case is None and (TOKENIZER_CONFIG_FILE in present or "vocab.txt" not in present):
         for name in present:
             shutil.copyfile(os.path.join(vocab_dir, name), os.path.join(staging, name))
         return BertTokenizer.from_pretrained(staging).do_lower_case
     if do_lower_case is None:
-        vocab_path = os.path.join(vocab_dir, "vocab.txt")
-        if not os.path.isfile(vocab_path):  # tokenizer.json alone: it carries its own normalizer settings
-            for name in present:
-                shutil.copyfile(os.path.join(vocab_dir, name), os.path.join(staging, name))
-            return BertTokenizer.from_pretrained(staging).do_lower_case
-        do_lower_case, reason = infer_do_lower_case(vocab_dir, load_vocab(vocab_path))
+        do_lower_case, reason = infer_do_lower_case(vocab_dir, load_vocab(os.path.join(vocab_dir, "vocab.txt")))
         logger.info("%s: no tokenizer_config.json; recording do_lower_case=%s, from %s (--do_lower_case overrides it)",
                     vocab_dir, do_lower_case, reason)
     # A tokenizer.json carries its own lower-casing switch, which would contradict the

@@ -55,11 +55,16 @@ the sequence (transformers refuses it) equals the unchunked model; eager equals 
 """
 
 
+#: The one test that checks the doc being rewritten (its fingerprint): left out of the run that rewrites it.
+DOC_CHECK = "tests/test_docs_current.py::test_parity_doc_was_measured_with_the_current_code_and_inputs"
+
+
 def run_session(test_dir: str, extra_env: dict[str, str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "families.json")
         env = dict(os.environ, MINI_HF_BERT_PARITY_JSON=out, **extra_env)
-        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_dir], cwd=ROOT, env=env)
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_dir, "--deselect", DOC_CHECK]
+        result = subprocess.run(command, cwd=ROOT, env=env)
         if result.returncode != 0:
             raise SystemExit(f"pytest {test_dir} failed (exit {result.returncode}); the table is written only from a passing run")
         with open(out, encoding="utf-8") as f:
