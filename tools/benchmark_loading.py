@@ -11,8 +11,9 @@ written first by transformers (seeded random weights; the hub cannot be reached 
 * ``model.safetensors`` as transformers 5.x's ``save_pretrained`` writes it.
 
 Every measurement runs in a fresh Python process, so neither library profits from the
-other's imports or caches: the process imports the library, then times the one
-``from_pretrained`` call (the file is in the page cache: every run reads it once before
+other's imports or caches: the process imports the library, runs the garbage collector
+once (the imports leave a full pass due, whose timing would otherwise decide by luck
+which load pays for it), then times the one ``from_pretrained`` call (the file is in the page cache: every run reads it once before
 the timed ones), then runs one forward pass (which touches every weight, through the
 tied decoder) and reports resident memory (RSS) three ways: growth during the load
 (peak), and growth after the forward pass. Runs alternate between the libraries so
@@ -25,6 +26,7 @@ when either changed since the numbers were measured (rerun this script then).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -91,6 +93,10 @@ def measure_once(library: str, directory: str) -> dict:
 
         model_class = mini_hf_bert.BertForPreTraining
     torch.set_num_threads(1)  # the forward pass is there to touch the weights, not to be timed
+    # The imports (torch's above all, ~170k objects) leave the garbage collector a full pass
+    # due; where it falls depends on how many objects each library happened to allocate
+    # before, and one pass costs 25-60 ms here, half of a load. Collect first, for both.
+    gc.collect()
     baseline = _status_mib("VmRSS")
     _reset_peak_rss()
     start = time.perf_counter()
