@@ -30,8 +30,8 @@ it measures: a family added or removed, another tensor count or tolerance, a fig
 its tolerance, or a change to the measured code or inputs (the fingerprint at the end).
 A figure that moves within its tolerance on another machine does not make the table
 stale: the last bits of float results depend on the GEMM kernel, thread count and memory
-layout (the run's summary shows both figures). fp32 on CPU, weights copied from (or loaded like) transformers' own model, same
-inputs. "tensors" counts the compared tensors (outputs, hidden states, attention maps,
+layout (the run's summary shows both figures). fp32 on CPU, weights copied from (or
+loaded like) transformers' own model, same inputs. "tensors" counts the compared tensors (outputs, hidden states, attention maps,
 logits, losses, gradients) in the family; "max |diff|" is the largest absolute difference
 among them; the tolerance is `mini_hf_bert.parity.FP32_ATOL` (why 1e-5: see its comment).
 
