@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
 def error_message(error: BaseException) -> str:
     """One line naming the file or argument and the problem."""
-    if isinstance(error, OSError) and error.filename is not None and not isinstance(error, CheckpointError):
+    if isinstance(error, OSError) and error.filename is not None:  # "[Errno 2] No such file ..." -> "PATH: reason"
         target = f"{error.filename} -> {error.filename2}" if error.filename2 else str(error.filename)
         return f"{target}: {error.strerror or type(error).__name__}"
     text = str(error).strip() or type(error).__name__

@@ -68,6 +68,8 @@ def _assert_equal_outputs(got, want, atol: float) -> None:
 
 
 @pytest.mark.parametrize("class_name", CLASSES)
+# Inductor's own modules still call the deprecated torch.jit.script_method when it compiles.
+@pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")
 def test_compile_fullgraph_equals_eager(class_name):
     """fullgraph=True: one graph per model, losses and label checks included."""
     model = _model(class_name)
