@@ -22,6 +22,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -175,12 +176,11 @@ def as_hf_directory(src: str | os.PathLike) -> Iterator[str]:
     any form ``from_pretrained`` reads: ``src`` itself when it already is one, else a
     converted copy in a temporary directory, removed on exit. For what only reads HF
     directories: transformers' ``from_pretrained``, and the tokenizer files of a ``.zip``."""
-    resolved = resolve_checkpoint(src)
-    resolved.cleanup()
-    config_name = os.path.basename(resolved.config_path or "")
-    if resolved.kind == "hf" and resolved._tempdir is None and config_name == CONFIG_NAME:
-        yield os.path.dirname(resolved.weights_path)
-        return
+    if not (os.path.isfile(src) and zipfile.is_zipfile(src)):  # a zip always converts: no extraction to tell
+        resolved = resolve_checkpoint(src)
+        if resolved.kind == "hf" and os.path.basename(resolved.config_path or "") == CONFIG_NAME:
+            yield os.path.dirname(resolved.weights_path)
+            return
     with tempfile.TemporaryDirectory(prefix="mini_hf_bert_hf_") as tmp:
         directory = os.path.join(tmp, "checkpoint")
         logger.info("%s: converting to an HF directory for transformers (%s)", src, directory)
