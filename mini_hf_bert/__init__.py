@@ -58,6 +58,7 @@ from .pytorch_utils import apply_chunking_to_forward
 __version__ = "0.1.0"
 
 from .tokenization_bert import (
+    AddedToken,
     BasicTokenizer,
     BertTokenizer,
     TokenizerFileError,
@@ -65,6 +66,7 @@ from .tokenization_bert import (
 )
 
 __all__ = [
+    "AddedToken",
     "BasicTokenizer",
     "BertTokenizer",
     "TokenizerFileError",

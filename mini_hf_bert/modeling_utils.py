@@ -36,6 +36,21 @@ logger = logging.getLogger(__name__)
 # --------------------------------------------------------------------------------------
 
 
+def _rows_near_the_mean(weight: torch.Tensor, count: int) -> torch.Tensor:
+    """``count`` rows drawn from N(μ, 1e-9·Σ) of ``weight``'s rows (μ alone where Σ is not
+    positive definite): what transformers' ``mean_resizing`` gives new vocabulary rows."""
+    rows = weight.detach().float()
+    mean = rows.mean(dim=0)
+    centered = rows - mean
+    covariance = centered.T @ centered / rows.shape[0]  # (H, H)
+    scale = MEAN_RESIZING_COVARIANCE_SCALE * covariance
+    try:
+        sample = torch.distributions.MultivariateNormal(mean, covariance_matrix=scale).sample((count,))
+    except ValueError:  # Σ not positive definite (fewer rows than dimensions): the mean
+        sample = mean.expand(count, -1)
+    return sample.to(weight.dtype)
+
+
 def get_head_mask(
     head_mask: torch.Tensor | None, num_hidden_layers: int, num_attention_heads: int, dtype: torch.dtype
 ) -> list[torch.Tensor | None]:
@@ -71,6 +86,9 @@ def get_head_mask(
 # Building a model without initialising it
 # --------------------------------------------------------------------------------------
 _TORCH_EMPTY = torch.empty  # the function itself, whatever later rebinds the name
+#: mean_resizing draws new rows from N(μ, this·Σ): transformers' factor, small enough that
+#: every new row is the mean to ~1e-5, while still breaking the tie between new tokens.
+MEAN_RESIZING_COVARIANCE_SCALE = 1e-9
 
 
 class _EmptyParameters(TorchFunctionMode):
@@ -278,7 +296,9 @@ class PreTrainedModel(nn.Module):
             module_name, _, attr = target.rpartition(".")
             setattr(self.get_submodule(module_name), attr, self.get_parameter(source))
 
-    def resize_token_embeddings(self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None) -> nn.Embedding:
+    def resize_token_embeddings(
+        self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None, mean_resizing: bool = True
+    ) -> nn.Embedding:
         """Grow or shrink the vocabulary to ``new_num_tokens`` rows, keeping the first rows'
         values, initialising new ones, and keeping the LM head's ties (weight and bias).
 
@@ -287,10 +307,12 @@ class PreTrainedModel(nn.Module):
                 ``pad_to_multiple_of`` can change it). With neither, nothing changes.
             pad_to_multiple_of: round the size up to a multiple of this (64 or 128 suits
                 tensor cores), as transformers does.
+            mean_resizing: new rows start at the mean of the old ones (drawn from
+                N(μ, 1e-9·Σ), as transformers), so a new token's logit starts near the average
+                rather than at random (Hewitt 2021); False: ``_init_weights``' normal init.
 
         Returns:
-            The input embedding module. New rows get ``_init_weights``' normal init
-            (transformers' ``mean_resizing=False``).
+            The input embedding module. New entries of the LM head's bias start at 0.
         """
         current = self.get_input_embeddings()
         if new_num_tokens is None and pad_to_multiple_of is None:
@@ -313,6 +335,8 @@ class PreTrainedModel(nn.Module):
         keep = min(old.num_embeddings, new_num_tokens)
         with torch.no_grad():
             new.weight[:keep] = old.weight[:keep]
+            if mean_resizing and new_num_tokens > keep:
+                new.weight[keep:] = _rows_near_the_mean(old.weight, new_num_tokens - keep)
         getattr(self, self.base_model_prefix, self).set_input_embeddings(new)
         head = self.get_output_embeddings()
         if head is not None:
@@ -322,6 +346,8 @@ class PreTrainedModel(nn.Module):
                 self._init_weights(decoder)
                 with torch.no_grad():
                     decoder.weight[:keep] = head.weight[:keep]
+                    if mean_resizing and new_num_tokens > keep:
+                        decoder.weight[keep:] = _rows_near_the_mean(head.weight, new_num_tokens - keep)
             parent, _, attr = head_name.rpartition(".")
             setattr(self.get_submodule(parent), attr, decoder)  # a tied weight is re-tied below
             bias_source = self._tied_weights_keys.get(head_name + ".bias")  # cls.predictions.bias

@@ -385,6 +385,26 @@ class WordpieceTokenizer:
 # --------------------------------------------------------------------------------------
 
 
+class AddedToken(NamedTuple):
+    """A token added to the vocabulary (``tokenizer.add_tokens``): matched in the text
+    before WordPiece, so it is never split, wherever it stands (also inside a word).
+
+    transformers: ``tokenization_utils_base.AddedToken``
+
+    Args:
+        content: the token's text.
+        special: a special token: ``skip_special_tokens`` drops it, and it is matched in
+            the raw text.
+        normalized: matched in the normalized text (lower-cased, accents stripped, as the
+            tokenizer normalizes), so ``"Newword"`` matches ``"NEWWORD"`` in an uncased
+            model. None: True for ordinary tokens, False for special ones.
+    """
+
+    content: str
+    special: bool = False
+    normalized: bool | None = None
+
+
 class CharSpan(NamedTuple):
     """A token's characters in its text: ``text[start:end]``.
 
@@ -520,6 +540,52 @@ _DECODER_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", 
                     (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
 
+#: The special tokens a BERT tokenizer names (``add_special_tokens`` keys).
+_SPECIAL_TOKEN_KEYS = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+def _as_added_token(given: Any, special: bool, argument: str) -> AddedToken:
+    """A str or an AddedToken (ours, or transformers' / tokenizers') -> our AddedToken."""
+    if isinstance(given, str):
+        token = AddedToken(given, special=special)
+    elif isinstance(getattr(given, "content", None), str):
+        for flag in ("single_word", "lstrip", "rstrip"):
+            if getattr(given, flag, False):
+                raise ValueError(f"{argument}: AddedToken({given.content!r}, {flag}=True) is not supported; "
+                                 f"added tokens match anywhere, as BERT's own do")
+        token = AddedToken(given.content, special=bool(getattr(given, "special", False)) or special,
+                           normalized=getattr(given, "normalized", None))
+    else:
+        raise TypeError(f"{argument} must be a str or an AddedToken, got {type(given).__name__}")
+    if not token.content or token.content.isspace():
+        raise ValueError(f"{argument}: an added token must hold a non-space character, got {token.content!r}")
+    return token
+
+
+def _windows(tokens: list, keep: int, stride: int, overflow: bool, argument: str) -> list[list]:
+    """``tokens`` cut to ``keep``: the first window only, or with ``overflow`` every window
+    of ``keep`` tokens, each starting ``stride`` tokens before the previous one ended (the
+    last may be shorter). ``[t0 … t9]``, keep 4, stride 1 -> ``[t0-t3] [t3-t6] [t6-t9]``."""
+    if len(tokens) <= keep:
+        return [tokens]
+    if keep == 0:  # nothing fits: an empty window, then the whole sequence (as the Rust tokenizer)
+        return [[], tokens] if overflow else [[]]
+    if stride >= keep:
+        raise ValueError(
+            f"stride={stride} must be less than the {keep} tokens of {argument} that fit in a window "
+            f"(max_length less the special tokens and any other sequence); lower stride or raise max_length"
+        )
+    if not overflow:
+        return [tokens[:keep]]
+    step = keep - stride
+    out = []
+    for start in range(0, len(tokens), step):
+        out.append(tokens[start:start + keep])
+        if start + keep >= len(tokens):
+            break
+    return out
+
+
 class BertTokenizer:
     r"""The BERT tokenizer: ``BasicTokenizer`` then ``WordpieceTokenizer`` over ``vocab.txt``,
     plus the special tokens, truncation and padding a model input needs.
@@ -573,6 +639,9 @@ class BertTokenizer:
         source = self.vocab_file or "the vocab dict"
         self.unk_token, self.sep_token, self.pad_token = unk_token, sep_token, pad_token
         self.cls_token, self.mask_token = cls_token, mask_token
+        self.additional_special_tokens: list[str] = []
+        # Tokens added after the vocabulary: content -> (id, AddedToken), in the order added.
+        self._added: dict[str, tuple[int, AddedToken]] = {}
         missing = [t for t in self.all_special_tokens if t not in self.vocab]
         if missing:
             raise TokenizerFileError(
@@ -591,68 +660,187 @@ class BertTokenizer:
         self.padding_side = "right"
         self.basic_tokenizer = BasicTokenizer(do_lower_case, never_split, tokenize_chinese_chars, strip_accents)
         self.wordpiece_tokenizer = WordpieceTokenizer(self.vocab, unk_token)
-        # Special tokens in the input text are matched as written, longest first (before
-        # any normalization: "[MASK]" is the mask token, "[mask]" is three words).
-        specials = sorted(set(self.all_special_tokens), key=len, reverse=True)
-        self._special_pattern = re.compile("|".join(re.escape(t) for t in specials))
+        self._compile_added()
+
+    def _compile_added(self) -> None:
+        """The patterns that find special and added tokens in a text."""
+        # Special tokens (and added ones not normalized) are matched in the raw text, longest
+        # first: "[MASK]" is the mask token, "[mask]" is three words.
+        raw = set(self.all_special_tokens) | {t for t, (_, a) in self._added.items() if not self._is_normalized(a)}
+        self._special_pattern = re.compile("|".join(re.escape(t) for t in sorted(raw, key=len, reverse=True)))
+        # Normalized added tokens are matched in the normalized text (as the fast tokenizer
+        # does): "Newword" in an uncased model is found as "newword", "NEWWORD", "NewWord".
+        self._normalized_added: dict[str, str] = {}  # normalized content -> content (first added wins)
+        self._added_names: dict[int, str] = {}  # id -> the token as it reads ("Newword" -> "newword")
+        for content, (index, token) in self._added.items():
+            name = self._normalize(content)[0] if self._is_normalized(token) else content
+            if self._is_normalized(token):
+                self._normalized_added.setdefault(name, content)
+            self._added_names.setdefault(index, name)
+        keys = sorted(self._normalized_added, key=len, reverse=True)
+        self._normalized_pattern = re.compile("|".join(re.escape(k) for k in keys)) if keys else None
+
+    @staticmethod
+    def _is_normalized(token: AddedToken) -> bool:
+        return (not token.special) if token.normalized is None else token.normalized
+
+    def _normalize(self, text: str, offset: int = 0) -> tuple[str, list[int]]:
+        """BERT's normalizer over ``text``: control characters dropped, whitespace made a
+        space, a space either side of each CJK ideograph, accents stripped and lower-cased
+        as this tokenizer does; with the index (+ ``offset``) each character came from."""
+        out: list[str] = []
+        origins: list[int] = []
+        for i, char in enumerate(text):
+            kind, normalized, _ = self.basic_tokenizer._char(char)
+            if kind == _DROP:
+                continue
+            piece = " " if kind == _SPACE else f" {normalized} " if kind == _CJK else normalized
+            out.append(piece)
+            origins += [i + offset] * len(piece)
+        return "".join(out), origins
 
     # ------------------------------------------------------------- vocabulary
     @property
     def all_special_tokens(self) -> list[str]:
-        return [self.unk_token, self.sep_token, self.pad_token, self.cls_token, self.mask_token]
+        named = [self.unk_token, self.sep_token, self.pad_token, self.cls_token, self.mask_token]
+        return named + [t for t in self.additional_special_tokens if t not in named]
 
     @property
     def all_special_ids(self) -> list[int]:
-        return [self.vocab[t] for t in self.all_special_tokens]
+        return [self._token_id(t) for t in self.all_special_tokens]
 
     @property
     def unk_token_id(self) -> int:
-        return self.vocab[self.unk_token]
+        return self._token_id(self.unk_token)
 
     @property
     def sep_token_id(self) -> int:
-        return self.vocab[self.sep_token]
+        return self._token_id(self.sep_token)
 
     @property
     def pad_token_id(self) -> int:
-        return self.vocab[self.pad_token]
+        return self._token_id(self.pad_token)
 
     @property
     def cls_token_id(self) -> int:
-        return self.vocab[self.cls_token]
+        return self._token_id(self.cls_token)
 
     @property
     def mask_token_id(self) -> int:
-        return self.vocab[self.mask_token]
+        return self._token_id(self.mask_token)
 
     @property
     def vocab_size(self) -> int:
+        """The size of ``vocab.txt``, without added tokens (``len(tokenizer)`` counts them)."""
         return len(self.vocab)
 
     def __len__(self) -> int:
-        return len(self.vocab)
+        return len(self.vocab) + len({i for i, _ in self._added.values() if i >= len(self.vocab)})
 
     def get_vocab(self) -> dict[str, int]:
-        return dict(self.vocab)
+        return dict(self.vocab) | self.added_tokens_encoder
+
+    @property
+    def added_tokens_encoder(self) -> dict[str, int]:
+        return {content: i for content, (i, _) in self._added.items()}
+
+    @property
+    def added_tokens_decoder(self) -> dict[int, AddedToken]:
+        return {i: token for i, token in self._added.values()}
+
+    def _token_id(self, token: str) -> int:
+        added = self._added.get(token)
+        if added is not None:
+            return added[0]
+        return self.vocab.get(token, self.vocab[self.unk_token])
 
     def convert_tokens_to_ids(self, tokens: str | Sequence[str]) -> int | list[int]:
         """Token(s) -> id(s); a token not in the vocabulary -> the ``[UNK]`` id."""
-        unk = self.vocab[self.unk_token]
         if isinstance(tokens, str):
-            return self.vocab.get(tokens, unk)
-        return [self.vocab.get(t, unk) for t in tokens]
+            return self._token_id(tokens)
+        return [self._token_id(t) for t in tokens]
+
+    def add_tokens(self, new_tokens: str | AddedToken | Sequence[str | AddedToken], special_tokens: bool = False) -> int:
+        """Add tokens that are never split: each gets the next id (or its id in
+        ``vocab.txt``), and is matched in the text before WordPiece. Grow the model to
+        match with ``model.resize_token_embeddings(len(tokenizer))``.
+
+        Args:
+            new_tokens: a str, an ``AddedToken``, or a list of them.
+            special_tokens: add them as special tokens (matched as written, dropped by
+                ``skip_special_tokens``).
+
+        Returns:
+            How many tokens were added (already added ones are not counted).
+        """
+        if isinstance(new_tokens, str) or hasattr(new_tokens, "content"):
+            new_tokens = [new_tokens]
+        added = 0
+        for i, given in enumerate(new_tokens):
+            token = _as_added_token(given, special_tokens, f"new_tokens[{i}]")
+            if token.content in self._added:
+                continue
+            index = self.vocab.get(token.content)
+            if index is None:
+                index = len(self)
+            self._added[token.content] = (index, token)
+            added += 1
+        self._compile_added()
+        return added
+
+    def add_special_tokens(self, special_tokens_dict: Mapping[str, Any]) -> int:
+        """Set special tokens, adding those not yet known:
+        ``{"pad_token": "[PAD2]", "additional_special_tokens": ["[E1]", "[/E1]"]}``.
+
+        Args:
+            special_tokens_dict: keys ``unk_token``, ``sep_token``, ``pad_token``,
+                ``cls_token``, ``mask_token`` (a str each) and ``additional_special_tokens``
+                (a list of str; it replaces the list, and earlier ones stay in the
+                vocabulary, still special).
+
+        Returns:
+            How many tokens were added.
+        """
+        if not isinstance(special_tokens_dict, Mapping):
+            raise TypeError(f"special_tokens_dict must be a dict, got {type(special_tokens_dict).__name__}")
+        unknown = sorted(set(special_tokens_dict) - set(_SPECIAL_TOKEN_KEYS) - {"additional_special_tokens"})
+        if unknown:
+            raise ValueError(f"add_special_tokens: unknown keys {unknown}; expected {list(_SPECIAL_TOKEN_KEYS)} "
+                             f"or 'additional_special_tokens'")
+        added = 0
+        for key in _SPECIAL_TOKEN_KEYS:
+            if key in special_tokens_dict:
+                token = _as_added_token(special_tokens_dict[key], True, key)
+                if token.content not in self.vocab:
+                    added += self.add_tokens([token._replace(special=True)])
+                setattr(self, key, token.content)
+        extra = special_tokens_dict.get("additional_special_tokens")
+        if extra is not None:
+            if not isinstance(extra, (list, tuple)):
+                raise TypeError(f"additional_special_tokens must be a list, got {type(extra).__name__}")
+            tokens = [_as_added_token(t, True, f"additional_special_tokens[{i}]") for i, t in enumerate(extra)]
+            self.additional_special_tokens = []
+            for token in tokens:
+                added += self.add_tokens([token._replace(special=True)])
+                if token.content not in self.all_special_tokens:
+                    self.additional_special_tokens.append(token.content)
+        self._compile_added()
+        return added
 
     def convert_ids_to_tokens(self, ids: int | Sequence[int], skip_special_tokens: bool = False) -> str | list[str]:
         """Id(s) -> token(s); an id outside the vocabulary is an IndexError naming it."""
         if isinstance(ids, int):
             return self._id_to_token(ids)
-        special = set(self.all_special_ids) if skip_special_tokens else set()
+        special = set(self.all_special_ids) | {i for i, t in self._added.values() if t.special} if skip_special_tokens else set()
         return [self._id_to_token(int(i)) for i in ids if int(i) not in special]
 
     def _id_to_token(self, index: int) -> str:
+        added = self._added_names.get(index)
+        if added is not None:
+            return added
         token = self.ids_to_tokens.get(index)
         if token is None:
-            raise IndexError(f"token id {index} is outside the vocabulary (0..{len(self.vocab) - 1})")
+            raise IndexError(f"token id {index} is outside the vocabulary (0..{len(self) - 1})")
         return token
 
     # ------------------------------------------------------------- text -> tokens
@@ -669,7 +857,7 @@ class BertTokenizer:
         segments = [(m.start(), m.end()) for m in self._special_pattern.finditer(text)]
         for start, end in segments + [(len(text), len(text))]:
             if position < start:
-                tokens, count = self._ordinary_tokens(text[position:start], position, words)
+                tokens, count = self._added_and_ordinary_tokens(text[position:start], position, words)
                 out.extend(tokens)
                 words += count
             if start < end:
@@ -677,6 +865,25 @@ class BertTokenizer:
                 words += 1
             position = end
         return out
+
+    def _added_and_ordinary_tokens(self, text: str, offset: int, first_word: int) -> tuple[list[tuple[str, int, int, int]], int]:
+        """Normalized added tokens, found in the normalized text, then the rest as usual."""
+        if self._normalized_pattern is None:
+            return self._ordinary_tokens(text, offset, first_word)
+        normalized, origins = self._normalize(text)
+        out: list[tuple[str, int, int, int]] = []
+        position = words = 0
+        matches = [(origins[m.start()], origins[m.end() - 1] + 1, m.group()) for m in self._normalized_pattern.finditer(normalized)]
+        for start, end, key in matches + [(len(text), len(text), None)]:
+            if position < start:
+                tokens, count = self._ordinary_tokens(text[position:start], offset + position, first_word + words)
+                out.extend(tokens)
+                words += count
+            if key is not None:  # an added token is a word of its own
+                out.append((self._normalized_added[key], offset + start, offset + end, first_word + words))
+                words += 1
+            position = max(position, end)
+        return out, words
 
     def _ordinary_tokens(self, text: str, offset: int, first_word: int) -> tuple[list[tuple[str, int, int, int]], int]:
         if self.do_basic_tokenize:
@@ -705,12 +912,15 @@ class BertTokenizer:
 
     def tokenize(self, text: str) -> list[str]:
         """``text`` -> wordpieces: ``"unaffable"`` -> ``["un", "##aff", "##able"]``."""
-        return [token for token, _, _, _ in self._tokens_with_offsets(self._check_text(text, "text"))]
+        pieces = [token for token, _, _, _ in self._tokens_with_offsets(self._check_text(text, "text"))]
+        if not self._added:
+            return pieces
+        return [self._id_to_token(self._added[p][0]) if p in self._added else p for p in pieces]
 
     # ------------------------------------------------------------- special tokens
     def build_inputs_with_special_tokens(self, token_ids_0: list[int], token_ids_1: list[int] | None = None) -> list[int]:
         """``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``."""
-        cls, sep = [self.vocab[self.cls_token]], [self.vocab[self.sep_token]]
+        cls, sep = [self.cls_token_id], [self.sep_token_id]
         if token_ids_1 is None:
             return cls + list(token_ids_0) + sep
         return cls + list(token_ids_0) + sep + list(token_ids_1) + sep
@@ -746,6 +956,8 @@ class BertTokenizer:
         return_length: bool = False,
         pad_to_multiple_of: int | None = None,
         is_split_into_words: bool = False,
+        stride: int = 0,
+        return_overflowing_tokens: bool = False,
     ) -> BatchEncoding:
         """Encode one text (or pair) or a batch, as transformers' tokenizer ``__call__``.
 
@@ -765,12 +977,20 @@ class BertTokenizer:
                 every word is tokenized on its own, its tokens get its index as word id,
                 and offsets count within the word (as transformers' fast tokenizer).
             (The side padding goes to is the tokenizer's ``padding_side``, "right" or "left".)
+            stride: with truncation, each window after the first starts this many tokens
+                before the previous one ended, so that every token has context on both
+                sides in some window (question answering's sliding window).
+            return_overflowing_tokens: with truncation, return every window, not only the
+                first: the result is always a batch, with ``overflow_to_sample_mapping``
+                giving the text each row came from. For a pair, "only_second" keeps the
+                whole first text (the question) in every window of the second (the context).
             return_offsets_mapping: (start, end) of each token in its text, in characters;
                 (0, 0) for special and padding tokens.
 
         Returns:
             ``BatchEncoding`` with ``input_ids``, ``token_type_ids``, ``attention_mask`` (and
-            ``offset_mapping``, ``special_tokens_mask``, ``length`` when asked).
+            ``offset_mapping``, ``special_tokens_mask``, ``length``, ``overflow_to_sample_mapping``
+            when asked).
         """
         if is_split_into_words:
             # A text is a list of words; a batch is a list of such lists.
@@ -813,14 +1033,26 @@ class BertTokenizer:
             raise ValueError(f"padding_side={self.padding_side!r}: expected 'right' or 'left'")
         if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+        if not isinstance(stride, int) or isinstance(stride, bool) or stride < 0:
+            raise ValueError(f"stride must be an int >= 0, got {stride!r}")
         pad_mode, trunc_mode = _PADDING[padding], _TRUNCATION[truncation or False]
         limit = max_length if max_length is not None else self.model_max_length
         if pad_mode == "max_length" and limit >= VERY_LARGE_INTEGER:
             raise ValueError("padding='max_length' needs max_length (this tokenizer has no model_max_length)")
+        room = limit - self.num_special_tokens_to_add()
+        if trunc_mode is not None and 0 <= room < stride:
+            raise ValueError(f"stride={stride} is more than the {room} tokens a window holds "
+                             f"(max_length={limit} less the special tokens); lower stride or raise max_length")
 
         tokens = self._word_tokens if is_split_into_words else self._tokens_with_offsets
-        rows = [self._encode_one(tokens(t), None if p is None else tokens(p), add_special_tokens, trunc_mode, limit)
-                for t, p in zip(texts, pairs)]
+        rows, sources = [], []
+        for index, (t, p) in enumerate(zip(texts, pairs)):
+            windows = self._encode_windows(tokens(t), None if p is None else tokens(p), add_special_tokens,
+                                           trunc_mode, limit, stride, return_overflowing_tokens)
+            rows += windows
+            sources += [index] * len(windows)
+        if return_overflowing_tokens:  # windows make a batch even of one text (as transformers)
+            batched = True
         if pad_mode is not None:
             width = limit if pad_mode == "max_length" else max(len(r["input_ids"]) for r in rows)
             width = _round_up(width, pad_to_multiple_of)
@@ -833,14 +1065,16 @@ class BertTokenizer:
         keys = ["input_ids"]
         keys += ["token_type_ids"] if return_token_type_ids else []
         keys += ["attention_mask"] if return_attention_mask else []
-        keys += ["offset_mapping"] if return_offsets_mapping else []
         keys += ["special_tokens_mask"] if return_special_tokens_mask else []
+        keys += ["offset_mapping"] if return_offsets_mapping else []
         encoding = BatchEncoding()
         for key in keys:
             encoding[key] = [r[key] for r in rows] if batched else rows[0][key]
         if return_length:
             lengths = [len(r["input_ids"]) for r in rows]
             encoding["length"] = lengths if batched else lengths[0]
+        if return_overflowing_tokens:
+            encoding["overflow_to_sample_mapping"] = sources
         if return_tensors is not None:
             encoding = self._as_tensors(encoding, batched, return_tensors)
         encoding._token_words = [r["word_ids"] for r in rows]
@@ -848,12 +1082,28 @@ class BertTokenizer:
         encoding._token_offsets = [r["offset_mapping"] for r in rows]
         return encoding
 
-    def _encode_one(self, first: list, second: list | None, add_special: bool, truncation: str | None, limit: int) -> dict:
-        if truncation is not None:
-            specials = self.num_special_tokens_to_add(second is not None) if add_special else 0
-            first, second = self._truncate(first, second, truncation, limit - specials)
-        ids_a = [self.vocab.get(t, self.vocab[self.unk_token]) for t, _, _, _ in first]
-        ids_b = None if second is None else [self.vocab.get(t, self.vocab[self.unk_token]) for t, _, _, _ in second]
+    def _encode_windows(self, first: list, second: list | None, add_special: bool, truncation: str | None,
+                        limit: int, stride: int, overflow: bool) -> list[dict]:
+        """One text (or pair) -> its rows: one, or with ``overflow`` every window the
+        truncation cuts it into, in the fast tokenizer's order."""
+        if truncation is None:
+            return [self._encode_one(first, second, add_special)]
+        specials = self.num_special_tokens_to_add(second is not None) if add_special else 0
+        keep_first, keep_second = self._kept_lengths(len(first), None if second is None else len(second),
+                                                     truncation, limit - specials)
+        windows_a = _windows(first, keep_first, stride, overflow, "text")
+        windows_b = [None] if second is None else _windows(second, keep_second, stride, overflow, "text_pair")
+        # The first window of each, then every later window of the text with each window of
+        # the pair, then the first window of the text with every later window of the pair
+        # (the order of the Rust tokenizer's Encoding.merge_with; for "only_second", the QA
+        # case, simply the question with each window of the context).
+        order = [(0, 0)] + [(i, j) for i in range(1, len(windows_a)) for j in range(len(windows_b))]
+        order += [(0, j) for j in range(1, len(windows_b))]
+        return [self._encode_one(windows_a[i], windows_b[j], add_special) for i, j in order]
+
+    def _encode_one(self, first: list, second: list | None, add_special: bool) -> dict:
+        ids_a = [self._token_id(t) for t, _, _, _ in first]
+        ids_b = None if second is None else [self._token_id(t) for t, _, _, _ in second]
         spans_a = [(s, e) for _, s, e, _ in first]
         spans_b = None if second is None else [(s, e) for _, s, e, _ in second]
         words_a = [w for _, _, _, w in first]
@@ -876,22 +1126,22 @@ class BertTokenizer:
                 "offset_mapping": offsets, "special_tokens_mask": special, "word_ids": words, "sequence_ids": sequences}
 
     @staticmethod
-    def _truncate(first: list, second: list | None, strategy: str, budget: int):
-        """Cut the token lists so that together they fit ``budget`` (max_length less the
-        special tokens), the way the fast tokenizer does, edge cases included."""
-        n1, n2 = len(first), len(second or [])
+    def _kept_lengths(n1: int, n2: int | None, strategy: str, budget: int) -> tuple[int, int | None]:
+        """How many tokens of the text and of the pair truncation keeps, so that together
+        they fit ``budget`` (max_length less the special tokens), the way the fast tokenizer
+        does, edge cases included."""
         if budget < 0:  # max_length below the special tokens alone: left as it is
             logger.warning("max_length leaves no room even for the special tokens; not truncating")
-            return first, second
+            return n1, n2
         if budget == 0:
-            return [], None if second is None else []
-        if n1 + n2 <= budget:
-            return first, second
-        to_remove = n1 + n2 - budget
-        if second is None:
+            return 0, None if n2 is None else 0
+        if n1 + (n2 or 0) <= budget:
+            return n1, n2
+        if n2 is None:
             if strategy == "only_second":
                 raise ValueError("truncation='only_second' truncates text_pair, but no text_pair was given")
-            return first[:budget], None
+            return budget, None
+        to_remove = n1 + n2 - budget
         if strategy in ("only_first", "only_second"):
             target, length = ("first", n1) if strategy == "only_first" else ("second", n2)
             if to_remove >= length:
@@ -899,9 +1149,7 @@ class BertTokenizer:
                     f"truncation={strategy!r}: {to_remove} tokens must go, but the {target} sequence has {length}; "
                     f"it is too short to truncate to fit max_length"
                 )
-            if strategy == "only_first":
-                return first[: n1 - to_remove], second
-            return first, second[: n2 - to_remove]
+            return (n1 - to_remove, n2) if strategy == "only_first" else (n1, n2 - to_remove)
         # longest_first, as the fast tokenizer: the shorter sequence (the first, on a tie)
         # keeps at most half the budget, rounded down; the longer gets the rest. (4.x's Python
         # tokenizer removes one token at a time from the longer, ties from the second, which
@@ -909,21 +1157,21 @@ class BertTokenizer:
         first_is_shorter = n1 <= n2
         keep_shorter = min(n1 if first_is_shorter else n2, budget // 2)
         keep_longer = min(n2 if first_is_shorter else n1, budget - keep_shorter)
-        keep_first, keep_second = (keep_shorter, keep_longer) if first_is_shorter else (keep_longer, keep_shorter)
-        return first[:keep_first], second[:keep_second]
+        return (keep_shorter, keep_longer) if first_is_shorter else (keep_longer, keep_shorter)
 
     @staticmethod
     def _as_tensors(encoding: BatchEncoding, batched: bool, return_tensors: str = "pt") -> BatchEncoding:
         out = BatchEncoding()
         for key, value in encoding.items():
+            flat = key in ("length", "overflow_to_sample_mapping")  # one number per row
             rows = value if batched else [value]
-            lengths = {len(r) for r in rows} if key != "length" else {1}
+            lengths = {1} if flat else {len(r) for r in rows}
             if len(lengths) > 1:
                 raise ValueError(
                     f"return_tensors={return_tensors!r} needs rows of one length, but {key} has lengths "
                     f"{sorted(lengths)}: pass padding=True (and truncation=True for texts longer than the model takes)"
                 )
-            out[key] = _to_tensor(rows if key != "length" else value, return_tensors)
+            out[key] = _to_tensor(value if flat else rows, return_tensors)
         return out
 
     # ------------------------------------------------------------- encode, pad
@@ -1091,16 +1339,42 @@ class BertTokenizer:
                 kwargs["do_lower_case"], reason = infer_do_lower_case(directory, load_vocab(vocab_path))
                 logger.info("%s: no tokenizer_config.json; do_lower_case=%s (%s)", directory, kwargs["do_lower_case"], reason)
         kwargs.update(overrides)
+        added, extra, source = [], [], config_path
+        if os.path.isfile(config_path):
+            added, extra = _added_tokens_of_config(config_path, config)
         if os.path.isfile(vocab_path):
-            return cls(vocab_path, **kwargs)
-        if os.path.isfile(json_path):
-            vocab, normalizer = _read_tokenizer_json(json_path)
+            tokenizer = cls(vocab_path, **kwargs)
+        elif os.path.isfile(json_path):
+            vocab, normalizer, json_added = _read_tokenizer_json(json_path)
             for ours, theirs in (("do_lower_case", "lowercase"), ("strip_accents", "strip_accents"),
                                  ("tokenize_chinese_chars", "handle_chinese_chars")):
                 if ours not in overrides and theirs in normalizer:
                     kwargs[ours] = normalizer[theirs]
-            return cls(vocab=vocab, **kwargs)
-        raise FileNotFoundError(f"{directory}: no vocab.txt or tokenizer.json in this directory")
+            tokenizer = cls(vocab=vocab, **kwargs)
+            added, source = added or json_added, json_path if not added else config_path
+        else:
+            raise FileNotFoundError(f"{directory}: no vocab.txt or tokenizer.json in this directory")
+        tokenizer._load_added(added, extra, source)
+        return tokenizer
+
+    def _load_added(self, added: list[tuple[int, AddedToken]], extra: list[str], source: str) -> None:
+        """Re-add saved added tokens, checking that each gets the id it was saved with."""
+        for index, token in sorted(added, key=lambda pair: pair[0]):
+            if token.content in self._added or (self.vocab.get(token.content) == index and token.content in self.all_special_tokens):
+                continue  # one of the vocabulary's own special tokens
+            expected = self.vocab.get(token.content, len(self))
+            if index != expected:
+                raise TokenizerFileError(
+                    f"{source}: added token {token.content!r} has id {index}, but it would get {expected} "
+                    f"(added tokens follow the vocabulary's {len(self.vocab)} ids without gaps)"
+                )
+            self.add_tokens([token])
+        for content in extra:
+            if content not in self._added and content not in self.vocab:
+                raise TokenizerFileError(f"{source}: extra special token {content!r} is neither in the vocabulary nor added")
+            if content not in self.all_special_tokens:
+                self.additional_special_tokens.append(content)
+        self._compile_added()
 
     def save_pretrained(self, save_directory: str | os.PathLike) -> list[str]:
         """Write ``vocab.txt``, ``tokenizer_config.json`` and ``special_tokens_map.json``."""
@@ -1122,6 +1396,14 @@ class BertTokenizer:
         }
         if self.model_max_length < VERY_LARGE_INTEGER:
             config["model_max_length"] = self.model_max_length
+        if self._added:  # transformers 4.x and 5.x both read these two keys
+            config["added_tokens_decoder"] = {
+                str(index): {"content": token.content, "lstrip": False, "normalized": self._is_normalized(token),
+                             "rstrip": False, "single_word": False, "special": token.special}
+                for index, token in sorted(self.added_tokens_decoder.items())
+            }
+        if self.additional_special_tokens:
+            config["additional_special_tokens"] = list(self.additional_special_tokens)
         paths = [vocab_path, os.path.join(directory, TOKENIZER_CONFIG_FILE), os.path.join(directory, SPECIAL_TOKENS_MAP_FILE)]
         for path, content in zip(paths[1:], (config, specials)):
             with open(path, "w", encoding="utf-8") as f:
@@ -1205,8 +1487,41 @@ def _read_json(path: str) -> dict:
     return value
 
 
-def _read_tokenizer_json(path: str) -> tuple[dict[str, int], dict]:
-    """The WordPiece vocabulary and BertNormalizer settings of a ``tokenizer.json``."""
+def _added_token_entry(entry: Any, index: Any, where: str) -> tuple[int, AddedToken]:
+    """One saved added token ({"content": ..., "special": ..., "normalized": ...}) -> (id, token)."""
+    if isinstance(index, str) and index.isdigit():
+        index = int(index)
+    if not isinstance(entry, dict) or not isinstance(entry.get("content"), str) or not entry["content"]:
+        raise TokenizerFileError(f"{where}: an added token must be an object with a non-empty \"content\", got {entry!r:.80}")
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise TokenizerFileError(f"{where}: added token {entry['content']!r} has no valid id ({index!r})")
+    flags = {key: entry.get(key) for key in ("special", "normalized", "lstrip", "rstrip", "single_word")}
+    if any(value is not None and not isinstance(value, bool) for value in flags.values()):
+        raise TokenizerFileError(f"{where}: added token {entry['content']!r}: its flags must be true or false")
+    token = _as_added_token(AddedToken(entry["content"], bool(flags["special"]), flags["normalized"]), False, where)
+    if flags["lstrip"] or flags["rstrip"] or flags["single_word"]:
+        raise TokenizerFileError(f"{where}: added token {entry['content']!r} uses lstrip / rstrip / single_word, "
+                                 f"which this tokenizer does not support")
+    return index, token
+
+
+def _added_tokens_of_config(path: str, config: dict) -> tuple[list[tuple[int, AddedToken]], list[str]]:
+    """``added_tokens_decoder`` and the extra special tokens of a ``tokenizer_config.json``."""
+    decoder = config.get("added_tokens_decoder") or {}
+    if not isinstance(decoder, dict):
+        raise TokenizerFileError(f"{path}: added_tokens_decoder must be an object of id -> token")
+    added = [_added_token_entry(entry, index, path) for index, entry in decoder.items()]
+    extra = config.get("extra_special_tokens", config.get("additional_special_tokens")) or []
+    if isinstance(extra, dict):  # 5.x may name them: {"name": "token"}
+        extra = list(extra.values())
+    extra = [e.get("content") if isinstance(e, dict) else e for e in extra] if isinstance(extra, list) else extra
+    if not isinstance(extra, list) or not all(isinstance(e, str) for e in extra):
+        raise TokenizerFileError(f"{path}: extra_special_tokens must be a list of strings")
+    return added, extra
+
+
+def _read_tokenizer_json(path: str) -> tuple[dict[str, int], dict, list[tuple[int, AddedToken]]]:
+    """The WordPiece vocabulary, BertNormalizer settings and added tokens of a ``tokenizer.json``."""
     data = _read_json(path)
     model = data.get("model") if isinstance(data.get("model"), dict) else {}
     vocab = model.get("vocab")
@@ -1218,7 +1533,11 @@ def _read_tokenizer_json(path: str) -> tuple[dict[str, int], dict]:
     if normalizer.get("type") != "BertNormalizer":
         logger.warning("%s: normalizer %r is not BertNormalizer; using BERT's", path, normalizer.get("type"))
         normalizer = {}
-    return vocab, normalizer
+    entries = data.get("added_tokens") or []
+    if not isinstance(entries, list):
+        raise TokenizerFileError(f"{path}: added_tokens must be a list")
+    added = [_added_token_entry(e, e.get("id") if isinstance(e, dict) else None, path) for e in entries]
+    return vocab, normalizer, added
 
 
 def _tokenizer_directory(path: str | os.PathLike) -> str:

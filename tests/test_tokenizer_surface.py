@@ -217,3 +217,110 @@ def test_pre_split_batches_and_the_token_classification_recipe(pair):
         ours(["a", 1], is_split_into_words=True)
     with pytest.raises(TypeError, match="must be a list of words with is_split_into_words=True, got str"):
         ours("a b", is_split_into_words=True)
+
+
+# ------------------------------------------------------------- stride and overflowing windows
+LONG = st.lists(st.sampled_from(["one", "two", "unaffable", "北京", ",", "Müller", "[MASK]", "x"]), max_size=14).map(" ".join)
+
+
+@PROPERTY
+@given(first=LONG, second=st.one_of(st.none(), LONG), max_length=st.integers(1, 14), stride=st.integers(0, 6),
+       truncation=st.sampled_from([True, "longest_first", "only_first", "only_second", False]),
+       overflow=st.booleans(), special=st.booleans(), batch=st.booleans())
+def test_random_overflowing_windows_alike(pair, first, second, max_length, stride, truncation, overflow, special, batch):
+    """Every window, in the fast tokenizer's order, with offsets, word and sequence ids. Where
+    transformers refuses (a ValueError) or its Rust core panics (stride not below a window),
+    ours is a ValueError."""
+    ours, fast = pair
+    texts, pairs = ([first, first + " two"], None if second is None else [second, second]) if batch else (first, second)
+    options = dict(max_length=max_length, stride=stride, truncation=truncation, return_overflowing_tokens=overflow,
+                   add_special_tokens=special, return_offsets_mapping=True, return_special_tokens_mask=True)
+    try:
+        b = fast(texts, pairs, **options)
+    except BaseException as error:  # noqa: BLE001 - pyo3's PanicException derives from BaseException
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        with pytest.raises(ValueError):
+            ours(texts, pairs, **options)
+        return
+    a = ours(texts, pairs, **options)
+    _rows_equal(a, b)
+    for i in range(len(b["input_ids"]) if overflow or batch else 1):
+        assert a.word_ids(i) == b.word_ids(i) and a.sequence_ids(i) == b.sequence_ids(i)
+
+
+def test_overflow_batches_pad_and_convert_alike(pair):
+    ours, fast = pair
+    texts = ["one two", "x y z w v u t s r q p", "北京 是 首都"]
+    for tensors in (None, "pt", "np"):
+        options = dict(max_length=7, stride=2, truncation=True, return_overflowing_tokens=True, padding=True,
+                       return_tensors=tensors, return_length=True)
+        _rows_equal(ours(texts, **options), fast(texts, **options))
+    words = [t.split() for t in texts]
+    options = dict(is_split_into_words=True, max_length=6, stride=1, truncation=True, return_overflowing_tokens=True)
+    a, b = ours(words, **options), fast(words, **options)
+    _rows_equal(a, b)
+    assert [a.word_ids(i) for i in range(len(b["input_ids"]))] == [b.word_ids(i) for i in range(len(b["input_ids"]))]
+    one = ours("one two three four five", max_length=5, stride=1, truncation=True, return_overflowing_tokens=True)
+    assert one["overflow_to_sample_mapping"] == [0, 0] and len(one["input_ids"]) == 2  # one text, still a batch
+
+
+def _qa_features(tokenizer, questions, contexts, answers, max_length=24, stride=6):
+    """The sliding-window preprocessing of transformers' question-answering guide: windows of
+    the context beside the whole question, each labelled with the answer's token span, or
+    with [CLS] (0, 0) where the window does not hold the whole answer."""
+    encoded = tokenizer(questions, contexts, truncation="only_second", max_length=max_length, stride=stride,
+                        return_overflowing_tokens=True, return_offsets_mapping=True, padding="max_length")
+    sample_mapping = encoded.pop("overflow_to_sample_mapping")
+    offset_mapping = encoded.pop("offset_mapping")
+    starts, ends = [], []
+    for i, offsets in enumerate(offset_mapping):
+        answer_start, answer_text = answers[sample_mapping[i]]
+        answer_end = answer_start + len(answer_text)
+        sequence_ids = encoded.sequence_ids(i)
+        context_start = sequence_ids.index(1)
+        context_end = len(sequence_ids) - 1 - sequence_ids[::-1].index(1)
+        if offsets[context_start][0] > answer_start or offsets[context_end][1] < answer_end:
+            starts.append(0)
+            ends.append(0)
+            continue
+        start = context_start
+        while start <= context_end and offsets[start][0] <= answer_start:
+            start += 1
+        end = context_end
+        while end >= context_start and offsets[end][1] >= answer_end:
+            end -= 1
+        starts.append(start - 1)
+        ends.append(end + 1)
+    encoded["start_positions"], encoded["end_positions"] = starts, ends
+    features = [{key: encoded[key][i] for key in encoded} for i in range(len(starts))]
+    return transformers.DefaultDataCollator()(features)
+
+
+def test_question_answering_sliding_window_preprocessing(pair):
+    ours, fast = pair
+    contexts = ["The Eiffel Tower, completed in 1889, stands in Paris on the Champ de Mars. It was designed by "
+                "Gustave Eiffel's company and was the tallest structure in the world until 1930.",
+                "北京是中华人民共和国的首都，位于华北平原北部，有三千多年的建城史。"]
+    questions = ["When was the Eiffel Tower completed?", "北京位于哪里？"]
+    answers = [(contexts[0].index("1889"), "1889"), (contexts[1].index("华北平原北部"), "华北平原北部")]
+    a, b = _qa_features(ours, questions, contexts, answers), _qa_features(fast, questions, contexts, answers)
+    _rows_equal(a, b)
+    assert a["input_ids"].shape[0] > len(contexts)  # the contexts were cut into several windows
+    labelled = a["start_positions"] > 0
+    assert labelled.any() and (a["end_positions"][labelled] >= a["start_positions"][labelled]).all()
+    row = int(labelled.nonzero()[0, 0])
+    span = a["input_ids"][row, a["start_positions"][row]: a["end_positions"][row] + 1]
+    assert ours.decode(span.tolist()) == "1889"
+
+
+@pytest.mark.parametrize("options,message", [
+    (dict(max_length=6, stride=5, truncation=True), r"stride=5 is more than the 4 tokens a window holds"),
+    (dict(max_length=6, stride=4, truncation=True), r"stride=4 must be less than the 4 tokens of text"),
+    (dict(max_length=6, stride=-1, truncation=True), r"stride must be an int >= 0, got -1"),
+    (dict(max_length=6, stride=1.5, truncation=True), r"stride must be an int >= 0, got 1.5"),
+])
+def test_stride_misuse_is_a_clear_error(minilm_dir, options, message):
+    ours = BertTokenizer.from_pretrained(minilm_dir)
+    with pytest.raises(ValueError, match=message):
+        ours("one two three four five six seven eight", return_overflowing_tokens=True, **options)
