@@ -8,10 +8,13 @@ docs/tokenizer_speed.md.
 The text: English sentences from the docstrings of Python's standard library (natural
 prose, the same on every machine with this Python), the test corpus of
 tests/test_tokenizer.py and its Chinese set, 3,000 sentences in all. Each tokenizer encodes
-them as one batch, ``tokenizer(texts, padding=True, truncation=True)``, with the uncased
-vocabulary shipped with all-MiniLM-L6-v2. "cold": a fresh tokenizer's first batch (its
-caches empty), best of 3 fresh tokenizers; "warm": the best of 3 more batches on the last
-one. The three tokenizers' ids are checked equal.
+them as one batch, in two calls (``CALLS``): the plain ``tokenizer(texts, padding=True,
+truncation=True)``, and the question-answering preprocessing's windows (128 tokens, stride
+32) with offsets. The vocabulary is the uncased one shipped with all-MiniLM-L6-v2. "cold": a
+fresh tokenizer's first batch (its caches empty), best of 3 fresh tokenizers; "warm": the
+best of 3 more batches on the last one. The tokenizers' outputs are checked equal.
+transformers' Python tokenizer has no offsets (and windows pairs only), so it runs the
+plain call alone.
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ STDLIB_MODULES = ("os", "re", "json", "collections", "itertools", "functools", "
                   "asyncio", "contextlib", "difflib", "pickle", "codecs", "locale", "calendar", "tempfile")
 NUM_SENTENCES = 3000
 WARM_RUNS = 3
+#: The calls measured: name -> keyword arguments of tokenizer(texts, ...).
+CALLS = {
+    "padding, truncation": dict(padding=True, truncation=True),
+    "+ offsets, windows (stride)": dict(padding=True, truncation=True, max_length=128, stride=32,
+                                        return_offsets_mapping=True, return_overflowing_tokens=True),
+}
 
 
 def sources_fingerprint() -> str:
@@ -83,24 +92,31 @@ def make_tokenizers(vocab_dir: str) -> dict:
 
 
 def measure(texts: list[str], vocab_dir: str, warm_runs: int = WARM_RUNS) -> list[dict]:
-    rows, reference = [], None
+    rows, reference = [], {}
     for name, make in make_tokenizers(vocab_dir).items():
-        cold = float("inf")
-        for _ in range(warm_runs):  # a fresh tokenizer each time: its caches start empty
-            tokenizer = make()
-            start = time.perf_counter()
-            ids = tokenizer(texts, padding=True, truncation=True)["input_ids"]
-            cold = min(cold, time.perf_counter() - start)
-        if reference is None:
-            reference = ids
-        elif ids != reference:
-            raise SystemExit(f"{name} gives other ids than mini_hf_bert on this text; not a fair comparison")
-        warm = []
-        for _ in range(warm_runs):
-            start = time.perf_counter()
-            tokenizer(texts, padding=True, truncation=True)
-            warm.append(time.perf_counter() - start)
-        rows.append({"tokenizer": name, "cold": len(texts) / cold, "warm": len(texts) / min(warm)})
+        row = {"tokenizer": name}
+        for call, options in CALLS.items():
+            if "Legacy" in name and "return_offsets_mapping" in options:
+                continue  # the Python tokenizer has no offsets
+            cold = float("inf")
+            for _ in range(warm_runs):  # a fresh tokenizer each time: its caches start empty
+                tokenizer = make()
+                start = time.perf_counter()
+                encoded = tokenizer(texts, **options)
+                output = {key: encoded[key] for key in ("input_ids", "offset_mapping", "overflow_to_sample_mapping")
+                          if key in encoded}
+                cold = min(cold, time.perf_counter() - start)
+            if call not in reference:
+                reference[call] = output
+            elif output != reference[call]:
+                raise SystemExit(f"{name} gives another output than mini_hf_bert for {call!r}; not a fair comparison")
+            warm = []
+            for _ in range(warm_runs):
+                start = time.perf_counter()
+                tokenizer(texts, **options)
+                warm.append(time.perf_counter() - start)
+            row[call] = (len(texts) / cold, len(texts) / min(warm))
+        rows.append(row)
     return rows
 
 
@@ -109,23 +125,32 @@ def render(rows: list[dict], count: int) -> str:
     import torch  # noqa: F401 - imported for its version in the environment line
 
     python_row = next(r for r in rows if "Legacy" in r["tokenizer"])
+    rust_row = next(r for r in rows if "Rust" in r["tokenizer"])
     ours = rows[0]
+    plain, windows = CALLS
+    options = ", ".join(f"{k}={v!r}" for k, v in CALLS[windows].items())
     lines = [
         "# Tokenizer speed",
         "",
         "Written by `tools/benchmark_tokenizer.py` (what it measures: see its docstring); a test",
         "fails when the script or the tokenizer changed since.",
-        f"{count} sentences, one batch, `tokenizer(texts, padding=True, truncation=True)`, uncased vocabulary.",
+        f"{count} sentences, one batch, uncased vocabulary; texts/s, cold / warm. Two calls:",
+        f"`tokenizer(texts, padding=True, truncation=True)`, and `tokenizer(texts, {options})`.",
         "",
-        "| tokenizer | cold: texts/s | warm: texts/s |",
-        "| --- | --- | --- |",
+        "| tokenizer | " + " | ".join(f"{call}: cold | {call}: warm" for call in CALLS) + " |",
+        "| --- |" + " --- | --- |" * len(CALLS),
     ]
-    lines += [f"| {r['tokenizer']} | {r['cold']:.0f} | {r['warm']:.0f} |" for r in rows]
+    for r in rows:
+        cells = [f"{r[call][0]:.0f} | {r[call][1]:.0f}" if call in r else "n/a | n/a" for call in CALLS]
+        lines.append(f"| {r['tokenizer']} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        f"mini_hf_bert vs transformers' Python tokenizer: {ours['cold'] / python_row['cold']:.1f}x cold, "
-        f"{ours['warm'] / python_row['warm']:.1f}x warm. Its speed comes from caching: each distinct",
+        f"mini_hf_bert vs transformers' Python tokenizer: {ours[plain][0] / python_row[plain][0]:.1f}x cold, "
+        f"{ours[plain][1] / python_row[plain][1]:.1f}x warm. Its speed comes from caching: each distinct",
         "character's normalization and each distinct word's wordpieces are computed once.",
+        f"The windowed call with offsets runs at {ours[windows][1] / ours[plain][1]:.2f}x mini_hf_bert's plain-call "
+        f"speed (warm; its rows stop at 128 tokens); the Rust tokenizer is {rust_row[windows][1] / ours[windows][1]:.1f}x "
+        "faster on it.",
         "",
         f"Environment: python {platform.python_version()}, tokenizers {tokenizers.__version__}, "
         f"{os.cpu_count()} cores, {platform.machine()}.",
