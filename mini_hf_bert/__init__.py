@@ -54,6 +54,17 @@ from .auto import (
 from .masking_utils import get_extended_attention_mask
 from .modeling_utils import PreTrainedModel
 from .pytorch_utils import apply_chunking_to_forward
+from .sentence_embeddings import encode_sentences
+from .pipelines import (
+    FeatureExtractionPipeline,
+    FillMaskPipeline,
+    Pipeline,
+    QuestionAnsweringPipeline,
+    SentenceSimilarityPipeline,
+    TextClassificationPipeline,
+    TokenClassificationPipeline,
+    pipeline,
+)
 
 __version__ = "0.1.0"
 
@@ -116,4 +127,13 @@ __all__ = [
     "PreTrainedModel",
     "apply_chunking_to_forward",
     "get_extended_attention_mask",
+    "FeatureExtractionPipeline",
+    "FillMaskPipeline",
+    "Pipeline",
+    "QuestionAnsweringPipeline",
+    "SentenceSimilarityPipeline",
+    "TextClassificationPipeline",
+    "TokenClassificationPipeline",
+    "pipeline",
+    "encode_sentences",
 ]

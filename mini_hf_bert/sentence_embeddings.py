@@ -21,14 +21,20 @@ _MIN_TOKENS = 1e-9
 
 
 def mean_pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Average the token vectors of each sentence, padding excluded: (B, T, H), (B, T) -> (B, H)."""
+    """Average the token vectors of each sentence, padding excluded: (B, T, H), (B, T) -> (B, H).
+
+    transformers: none (sentence-transformers: ``models.Pooling`` with ``pooling_mode_mean_tokens``)
+    """
     weights = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)  # (B, T, 1)
     summed = (last_hidden_state * weights).sum(dim=1)  # (B, H)
     return summed / weights.sum(dim=1).clamp(min=_MIN_TOKENS)  # (B, H)
 
 
 def sentence_max_length(path: str) -> int | None:
-    """``max_seq_length`` of a sentence-transformers directory's sentence_bert_config.json, else None."""
+    """``max_seq_length`` of a sentence-transformers directory's sentence_bert_config.json, else None.
+
+    transformers: none (sentence-transformers: ``SentenceTransformer.max_seq_length``)
+    """
     config = os.path.join(os.fspath(path), "sentence_bert_config.json")
     if not os.path.isfile(config):
         return None
@@ -54,6 +60,8 @@ def encode_sentences(
         tokenizer: its tokenizer.
         texts: non-empty strings.
         normalize: scale each embedding to length 1, so a dot product is a cosine.
+
+    transformers: none (sentence-transformers: ``SentenceTransformer.encode``)
     """
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise TypeError(f"texts must be a list of str, got {type(texts).__name__}")
@@ -77,6 +85,9 @@ def encode_sentences(
 
 
 def cosine_matrix(embeddings: torch.Tensor) -> torch.Tensor:
-    """(B, H) -> (B, B) cosine similarities."""
+    """(B, H) -> (B, B) cosine similarities.
+
+    transformers: none (sentence-transformers: ``util.cos_sim``)
+    """
     unit = torch.nn.functional.normalize(embeddings, dim=-1)  # (B, H)
     return unit @ unit.T  # (B, B)

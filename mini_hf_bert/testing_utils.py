@@ -71,6 +71,30 @@ def write_transformers_safetensors_checkpoint(directory: str | os.PathLike, seed
     return directory
 
 
+def write_head_checkpoint(directory: str | os.PathLike, base: str | os.PathLike, head_class: str, seed: int = 1234,
+                          head_std: float = 1.0, **config_kwargs) -> str:
+    """``base``'s encoder under a fresh task head (transformers' ``head_class``, e.g.
+    ``"BertForTokenClassification"``), written by transformers' ``save_pretrained`` with
+    ``base``'s tokenizer beside it; return the directory. The head's weights are drawn with
+    std ``head_std`` (not the usual 0.02), so that its predictions are decided by clear
+    margins rather than by near-ties that rounding could flip."""
+    import transformers
+
+    from .tokenization_bert import BertTokenizer
+
+    directory = os.fspath(directory)
+    torch.manual_seed(seed)
+    model = getattr(transformers, head_class).from_pretrained(os.fspath(base), **config_kwargs)
+    head = {"BertForQuestionAnswering": "qa_outputs", "BertForTokenClassification": "classifier",
+            "BertForSequenceClassification": "classifier"}[head_class]
+    with torch.no_grad():
+        getattr(model, head).weight.normal_(0.0, head_std)
+        getattr(model, head).bias.normal_(0.0, head_std)
+    model.save_pretrained(directory)
+    BertTokenizer.from_pretrained(base).save_pretrained(directory)
+    return directory
+
+
 def _without_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
@@ -121,6 +145,8 @@ MIRRORING_MODULES = (
     "mini_hf_bert.configuration_bert",
     "mini_hf_bert.tokenization_bert",
     "mini_hf_bert.auto",
+    "mini_hf_bert.pipelines",
+    "mini_hf_bert.sentence_embeddings",
 )
 
 #: A docstring line ``transformers: ``Name```` (the installed 5.x) or
