@@ -223,6 +223,7 @@ def test_crafted_headers(tmp_path, header, message):
 @pytest.mark.parametrize("fields, message", [
     (dict(shape=[2**62, 2**62]), r"needs \d+ bytes, but the index says"),
     (dict(shape=[-3, 16]), "negative dimension"),
+    (dict(shape=[2**63 - 1, 2**63 - 1, 0], size=0), "is too large to be a tensor"),  # no elements, yet no tensor
     (dict(dtype=7), "dtype string, which mini_hf_bert does not read"),
     (dict(dtype=99), "dtype DataType 99"),
     (dict(shard_id=3), "names shard 3, but the checkpoint has 1"),

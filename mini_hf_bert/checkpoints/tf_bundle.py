@@ -47,6 +47,9 @@ FOOTER_SIZE = 48
 BLOCK_TRAILER_SIZE = 5
 #: The .index of bert-large is ~60 KB; anything past this is not an index we should parse.
 MAX_INDEX_BYTES = 256 * 1024 * 1024
+#: torch computes a tensor's extent (the product of its dimensions, a zero one counted as
+#: 1) in 64-bit signed arithmetic: a shape past this cannot be built even with no elements.
+_MAX_TENSOR_BYTES = 2**63
 
 #: TensorFlow DataType enum (types.proto) -> torch dtype, for the types checkpoints hold.
 TF_DTYPES: dict[int, torch.dtype] = {
@@ -350,14 +353,17 @@ class TFCheckpoint:
         if not 0 <= entry.shard_id < self.num_shards:
             raise CheckpointError(f"{where} names shard {entry.shard_id}, but the checkpoint has {self.num_shards}")
         itemsize = torch.empty((), dtype=entry.torch_dtype).element_size()
-        numel = 1
+        numel = extent = 1
         for dim in entry.shape:
             numel *= dim
+            extent *= max(dim, 1)
         if numel * itemsize != entry.size:
             raise CheckpointError(
                 f"{where}: shape {list(entry.shape)} of {entry.dtype_name} needs {numel * itemsize} bytes, "
                 f"but the index says {entry.size}"
             )
+        if extent * itemsize >= _MAX_TENSOR_BYTES:  # torch cannot even describe it, empty or not
+            raise CheckpointError(f"{where}: shape {list(entry.shape)} is too large to be a tensor")
         shard_path = self.shard_path(entry.shard_id)
         mapped = self._map(entry.shard_id)
         available = len(mapped) if mapped is not None else 0
