@@ -8,6 +8,7 @@ Commands:
     attention  attention maps of one text: a PNG (one head or a layer's grid) and an offline HTML page
     convert  any checkpoint form (Google TF directory / prefix / zip, HF directory) -> an HF directory
     inspect  which official checkpoint a path is (content fingerprint), or the architecture it implies
+    show-instances  pre-training instances made from a corpus as Google makes them, masks marked
 """
 
 from __future__ import annotations
@@ -101,6 +102,21 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("src", help=any_form)
     inspect.add_argument("--tensors", action="store_true", help="also list every tensor: name, shape, dtype and where it maps")
     inspect.add_argument("--no-progress", action="store_true", help="no progress bar while hashing large files")
+
+    show = commands.add_parser("show-instances", parents=[common],
+                               help="a few pre-training instances (Google's create_pretraining_data), masks marked")
+    show.add_argument("corpus", help="a text file in Google's format (one sentence per line, a blank line between "
+                                     "documents), or a named corpus: peoples-daily, english")
+    show.add_argument("--vocab", "--checkpoint", dest="vocab", metavar="SRC",
+                      help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form "
+                           "(default: all-MiniLM-L6-v2's uncased vocabulary)")
+    show.add_argument("--count", type=int, default=3, help="how many instances to print (default 3)")
+    show.add_argument("--max-seq-length", type=int, default=128)
+    show.add_argument("--masked-lm-prob", type=float, default=0.15)
+    show.add_argument("--max-predictions-per-seq", type=int, default=20)
+    show.add_argument("--short-seq-prob", type=float, default=0.1)
+    show.add_argument("--whole-word-mask", action="store_true", help="mask all pieces of a word together")
+    show.add_argument("--seed", type=int, default=12345)
     return parser
 
 
@@ -147,6 +163,21 @@ def run(args: argparse.Namespace) -> int:
         print(convert.format_description(convert.describe_checkpoint(args.src, progress=not args.no_progress)))
         if args.tensors:
             print(convert.format_inspection(convert.inspect_checkpoint(args.src)))
+        return 0
+    if args.command == "show-instances":
+        from . import pretraining_data
+
+        if args.count < 1:
+            raise ValueError(f"--count must be at least 1, got {args.count}")
+        tokenizer = companion.tokenizer_for(args.vocab)
+        instances = pretraining_data.create_pretraining_instances(
+            pretraining_data.load_corpus(args.corpus), tokenizer, max_seq_length=args.max_seq_length,
+            short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
+            max_predictions_per_seq=args.max_predictions_per_seq, dupe_factor=1,
+            whole_word_mask=args.whole_word_mask, seed=args.seed)
+        print(f"{len(instances)} instances (one pass over the corpus); the first {min(args.count, len(instances))}:")
+        print("marks: [MASK]→x replaced by [MASK] (80%), ⟨x⟩ kept but predicted (10%), ~y~→x random token (10%)\n")
+        print("\n\n".join(pretraining_data.format_instance(i) for i in instances[:args.count]))
         return 0
     raise AssertionError(f"unhandled command {args.command}")
 

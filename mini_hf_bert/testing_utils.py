@@ -147,6 +147,7 @@ MIRRORING_MODULES = (
     "mini_hf_bert.auto",
     "mini_hf_bert.pipelines",
     "mini_hf_bert.sentence_embeddings",
+    "mini_hf_bert.pretraining_data",
 )
 
 #: A docstring line ``transformers: ``Name```` (the installed 5.x) or

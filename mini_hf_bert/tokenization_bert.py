@@ -930,8 +930,13 @@ class BertTokenizer:
         first = [0] * (len(token_ids_0) + 2)
         return first if token_ids_1 is None else first + [1] * (len(token_ids_1) + 1)
 
-    def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None) -> list[int]:
-        """1 where ``build_inputs_with_special_tokens`` adds a special token, else 0."""
+    def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
+                                already_has_special_tokens: bool = False) -> list[int]:
+        """1 where ``build_inputs_with_special_tokens`` adds a special token, else 0; with
+        ``already_has_special_tokens``, 1 at every special token id already in ``token_ids_0``."""
+        if already_has_special_tokens:
+            special = set(self.all_special_ids)
+            return [int(i in special) for i in list(token_ids_0) + list(token_ids_1 or [])]
         first = [1] + [0] * len(token_ids_0) + [1]
         return first if token_ids_1 is None else first + [0] * len(token_ids_1) + [1]
 
