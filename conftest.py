@@ -43,6 +43,7 @@ PARITY_SOURCES = (
     "tests/test_real_checkpoint.py",
     "tests/test_tf_loading.py",
     "tests/test_training.py",
+    "tests/test_training_steps.py",
     "tests_transformers4/test_head_mask_and_pruning.py",
     "tests_transformers4/test_masks_and_model.py",
     "tests_transformers4/test_relative_positions.py",

@@ -9,6 +9,7 @@ Commands:
     convert  any checkpoint form (Google TF directory / prefix / zip, HF directory) -> an HF directory
     inspect  which official checkpoint a path is (content fingerprint), or the architecture it implies
     show-instances  pre-training instances made from a corpus as Google makes them, masks marked
+    pretrain  train a small BertForPreTraining from scratch on a corpus (also under torchrun)
 """
 
 from __future__ import annotations
@@ -117,6 +118,34 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--short-seq-prob", type=float, default=0.1)
     show.add_argument("--whole-word-mask", action="store_true", help="mask all pieces of a word together")
     show.add_argument("--seed", type=int, default=12345)
+
+    pretrain = commands.add_parser("pretrain", parents=[common],
+                                   help="pre-train a small BERT from scratch (MLM + NSP); runs under torchrun too")
+    pretrain.add_argument("corpus", help="a text file in Google's format, or a named corpus: peoples-daily, english")
+    pretrain.add_argument("output_dir", help="where checkpoints, vocab.txt, log.jsonl and training_curves.png go")
+    pretrain.add_argument("--vocab", metavar="SRC", help="a vocab.txt or tokenizer directory (default: build a "
+                                                          "character vocabulary from the corpus, as BERT-Chinese)")
+    pretrain.add_argument("--size", choices=("quick", "tiny", "small"), default="quick",
+                          help="model size: quick 2x64 (CI, seconds), tiny 2x128, small 4x256")
+    pretrain.add_argument("--quick", action="store_true", help="a CI-sized run: 300 documents, 60 steps, length 64")
+    pretrain.add_argument("--max-seq-length", type=int, help="default 128 (--quick: 64)")
+    pretrain.add_argument("--max-steps", type=int, help="default 1000 (--quick: 60)")
+    pretrain.add_argument("--batch-size", type=int, default=32, help="examples per optimiser step, over all processes")
+    pretrain.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    pretrain.add_argument("--learning-rate", type=float, default=1e-3)
+    pretrain.add_argument("--warmup-steps", type=int, help="default: a tenth of the steps")
+    pretrain.add_argument("--optimizer", choices=("adamw", "google"), default="adamw",
+                          help="adamw: torch AdamW, transformers' linear schedule; google: AdamWeightDecay, Google's")
+    pretrain.add_argument("--dupe-factor", type=int, help="passes over the corpus, each with other masks (default 5; --quick: 2)")
+    pretrain.add_argument("--whole-word-mask", action="store_true")
+    pretrain.add_argument("--dynamic-masking", action="store_true", help="new masks every step (RoBERTa) instead of Google's")
+    pretrain.add_argument("--max-documents", type=int, help="use only the first N documents (--quick: 300)")
+    pretrain.add_argument("--eval-every", type=int, help="default 100 (--quick: 20)")
+    pretrain.add_argument("--save-every", type=int, help="default 100 (--quick: 30)")
+    pretrain.add_argument("--seed", type=int, default=12345)
+    pretrain.add_argument("--dropout", type=float, default=0.1, help="hidden and attention dropout (BERT: 0.1)")
+    pretrain.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
+    pretrain.add_argument("--no-progress", action="store_true")
     return parser
 
 
@@ -178,6 +207,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"{len(instances)} instances (one pass over the corpus); the first {min(args.count, len(instances))}:")
         print("marks: [MASK]→x replaced by [MASK] (80%), ⟨x⟩ kept but predicted (10%), ~y~→x random token (10%)\n")
         print("\n\n".join(pretraining_data.format_instance(i) for i in instances[:args.count]))
+        return 0
+    if args.command == "pretrain":
+        from .pretraining import pretrain
+
+        # Given values win; the rest come from --quick's sizes, else the full defaults.
+        sized = dict(max_seq_length=(128, 64), max_steps=(1000, 60), dupe_factor=(5, 2), eval_every=(100, 20),
+                     save_every=(100, 30), max_documents=(None, 300))
+        chosen = {k: getattr(args, k) if getattr(args, k) is not None else pair[args.quick] for k, pair in sized.items()}
+        trainer = pretrain(args.corpus, args.output_dir, vocab=args.vocab, size=args.size, batch_size=args.batch_size,
+                           gradient_accumulation_steps=args.gradient_accumulation_steps,
+                           learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
+                           whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
+                           resume=args.resume, progress=not args.no_progress, dropout=args.dropout, **chosen)
+        if trainer.rank == 0:
+            last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
+            print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()
+                                                                            if k != "step"))
+            print(f"wrote {args.output_dir} (model, vocab.txt, checkpoints, log.jsonl, training_curves.png)")
         return 0
     raise AssertionError(f"unhandled command {args.command}")
 

@@ -148,6 +148,10 @@ MIRRORING_MODULES = (
     "mini_hf_bert.pipelines",
     "mini_hf_bert.sentence_embeddings",
     "mini_hf_bert.pretraining_data",
+    "mini_hf_bert.pretraining",
+    "mini_hf_bert.training",
+    "mini_hf_bert.optimization",
+    "mini_hf_bert.build_vocab",
 )
 
 #: A docstring line ``transformers: ``Name```` (the installed 5.x) or

@@ -1,0 +1,128 @@
+"""Training as a whole against transformers: from the same weights, with the same batches
+and seed and dropout on, 20 optimiser steps (AdamW, linear warm-up and decay, clipping at
+global norm 1.0) end with every parameter of ours within FP32_ATOL of transformers' run.
+And Google's optimiser and schedule, against their formulas written out here."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import transformers
+
+import mini_hf_bert
+from mini_hf_bert.optimization import (
+    MAX_GRAD_NORM,
+    AdamWeightDecay,
+    get_google_schedule,
+    get_linear_schedule_with_warmup,
+    parameter_groups,
+)
+from mini_hf_bert.parity import FP32_ATOL, ParityRow, max_abs_diff
+
+from .conftest import small_config_kwargs
+
+STEPS, WARMUP, LR = 20, 4, 5e-3  # a large rate, so that 20 steps move the weights far
+B, T = 4, 12
+
+
+def _batches(class_name: str, vocab: int) -> list[dict]:
+    g = torch.Generator().manual_seed(7)
+    batches = []
+    for _ in range(STEPS):
+        mask = torch.ones(B, T, dtype=torch.long)
+        mask[1, 8:] = 0
+        batch = dict(input_ids=torch.randint(0, vocab, (B, T), generator=g), attention_mask=mask,
+                     token_type_ids=torch.randint(0, 2, (B, T), generator=g))
+        if class_name == "BertForPreTraining":
+            labels = torch.randint(0, vocab, (B, T), generator=g)
+            labels[torch.rand(B, T, generator=g) < 0.85] = -100
+            batch.update(labels=labels, next_sentence_label=torch.randint(0, 2, (B,), generator=g))
+        else:
+            batch.update(labels=torch.randint(0, 3, (B,), generator=g))
+        batches.append(batch)
+    return batches
+
+
+def _train(model, batches, optimizer, scheduler) -> list[float]:
+    losses = []
+    for step, batch in enumerate(batches):
+        torch.manual_seed(1000 + step)  # dropout: the same masks in both runs
+        loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), MAX_GRAD_NORM)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("class_name,extra", [("BertForPreTraining", {}), ("BertForSequenceClassification", {"num_labels": 3})])
+def test_twenty_adamw_steps_end_where_transformers_ends(class_name, extra, record_parity):
+    torch.manual_seed(0)
+    kwargs = dict(small_config_kwargs("tiny"), **extra)
+    theirs = getattr(transformers, class_name)(transformers.BertConfig(**kwargs))
+    theirs.set_attn_implementation("eager")  # sdpa's fused dropout draws its own random numbers
+    ours = getattr(mini_hf_bert, class_name)(mini_hf_bert.BertConfig(attn_implementation="eager", **kwargs))
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    ours.tie_weights()
+    start = {n: p.detach().clone() for n, p in ours.named_parameters()}
+    batches = _batches(class_name, kwargs["vocab_size"])
+    runs = {}
+    for name, model, schedule in (("ours", ours.train(), get_linear_schedule_with_warmup),
+                                  ("theirs", theirs.train(), transformers.get_linear_schedule_with_warmup)):
+        optimizer = torch.optim.AdamW(parameter_groups(model, 0.01), lr=LR)
+        runs[name] = _train(model, batches, optimizer, schedule(optimizer, WARMUP, STEPS))
+    theirs_params = dict(theirs.named_parameters())
+    rows = [ParityRow(f"loss of step {i + 1}", abs(a - b)) for i, (a, b) in enumerate(zip(runs["ours"], runs["theirs"]))]
+    rows += [ParityRow(f"after {STEPS} steps: {n}", max_abs_diff(p, theirs_params[n])) for n, p in ours.named_parameters()]
+    record_parity(f"training: {STEPS} AdamW steps with warm-up, decay and clipping, dropout on ({class_name})", rows)
+    assert all(r.ok for r in rows), [(r.name, r.max_abs_diff) for r in rows if not r.ok]
+    moved = max(max_abs_diff(p, start[n]) for n, p in ours.named_parameters())
+    assert moved > 100 * FP32_ATOL  # the steps moved the weights: the comparison compares something
+
+
+def test_google_adam_weight_decay_follows_its_formula():
+    """Google's update, written out: no bias correction, eps outside the root, decay added to
+    the update, none for LayerNorm and biases; its schedule's decay starts at step 0."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential()
+    model.add_module("dense", torch.nn.Linear(3, 2))
+    model.add_module("LayerNorm", torch.nn.LayerNorm(2))
+    optimizer = AdamWeightDecay(parameter_groups(model), lr=0.1)
+    scheduler = get_google_schedule(optimizer, num_warmup_steps=2, num_training_steps=10)
+    expected = {n: p.detach().clone() for n, p in model.named_parameters()}
+    m = {n: torch.zeros_like(p) for n, p in expected.items()}
+    v = {n: torch.zeros_like(p) for n, p in expected.items()}
+    x = torch.randn(5, 3)
+    for step in range(6):
+        lr = 0.1 * (step / 2 if step < 2 else 1 - step / 10)
+        assert math.isclose(optimizer.param_groups[0]["lr"], lr, abs_tol=1e-12)
+        loss = model(x).pow(2).sum()
+        loss.backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        for n in expected:
+            m[n] = 0.9 * m[n] + 0.1 * grads[n]
+            v[n] = 0.999 * v[n] + 0.001 * grads[n] ** 2
+            update = m[n] / (v[n].sqrt() + 1e-6)
+            if n == "dense.weight":  # the only parameter that is neither a bias nor LayerNorm
+                update = update + 0.01 * expected[n]
+            expected[n] = expected[n] - lr * update
+        for n, p in model.named_parameters():
+            assert torch.allclose(p, expected[n], atol=FP32_ATOL, rtol=0), (step, n)  # same math, other op order
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda o: get_linear_schedule_with_warmup(o, 5, 0), "num_training_steps must be a positive int, got 0"),
+    (lambda o: get_google_schedule(o, 11, 10), r"num_warmup_steps must be an int from 0 to num_training_steps \(10\)"),
+    (lambda o: AdamWeightDecay([torch.nn.Parameter(torch.zeros(1))], lr=-1), "must be >= 0"),
+])
+def test_bad_optimiser_arguments_are_named(call, message):
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+    with pytest.raises(ValueError, match=message):
+        call(optimizer)
