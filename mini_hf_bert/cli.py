@@ -123,8 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    help="pre-train a small BERT from scratch (MLM + NSP); runs under torchrun too")
     pretrain.add_argument("corpus", help="a text file in Google's format, or a named corpus: peoples-daily, english")
     pretrain.add_argument("output_dir", help="where checkpoints, vocab.txt, log.jsonl and training_curves.png go")
-    pretrain.add_argument("--vocab", metavar="SRC", help="a vocab.txt or tokenizer directory (default: build a "
-                                                          "character vocabulary from the corpus, as BERT-Chinese)")
+    pretrain.add_argument("--vocab", metavar="SRC", help="a vocab.txt or tokenizer directory (default: build one "
+                                                          "from the training documents, see --build-vocab)")
+    pretrain.add_argument("--build-vocab", choices=("auto", "chars", "wordpiece"), default="auto",
+                          help="chars: one token per character, as BERT-Chinese; wordpiece: trained merges; "
+                               "auto: chars for mostly-Chinese text, else wordpiece")
+    pretrain.add_argument("--vocab-size", type=int, default=8000, help="WordPiece vocabulary size (default 8000)")
     pretrain.add_argument("--size", choices=("quick", "tiny", "small"), default="quick",
                           help="model size: quick 2x64 (CI, seconds), tiny 2x128, small 4x256")
     pretrain.add_argument("--quick", action="store_true", help="a CI-sized run: 300 documents, 60 steps, length 64")
@@ -219,7 +223,8 @@ def run(args: argparse.Namespace) -> int:
                            gradient_accumulation_steps=args.gradient_accumulation_steps,
                            learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
                            whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
-                           resume=args.resume, progress=not args.no_progress, dropout=args.dropout, **chosen)
+                           resume=args.resume, progress=not args.no_progress, dropout=args.dropout,
+                           build_vocab=args.build_vocab, vocab_size=args.vocab_size, **chosen)
         if trainer.rank == 0:
             last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
             print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .build_vocab import build_char_vocab, write_vocab
+from .build_vocab import build_char_vocab, train_wordpiece, write_vocab
 from .configuration_bert import BertConfig
 from .modeling_bert import BertForPreTraining
 from .pretraining_data import (
@@ -45,6 +45,29 @@ HELD_OUT_SHARE = 0.05
 MIN_HELD_OUT_DOCUMENTS = 2
 MAX_HELD_OUT_DOCUMENTS = 200
 EVAL_BATCH_SIZE = 64
+#: How a vocabulary is built when none is given: characters for Chinese (BERT-Chinese),
+#: WordPiece for the rest; "auto" picks by the share of CJK ideographs in the text.
+VOCAB_BUILDERS = ("auto", "chars", "wordpiece")
+CJK_SHARE_FOR_CHARS = 0.3
+DEFAULT_WORDPIECE_SIZE = 8000
+
+
+def build_vocabulary(documents: list[list[str]], builder: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> list[str]:
+    """A vocabulary for ``documents``: characters (Chinese) or trained WordPiece (``builder``).
+
+    transformers: none
+    """
+    if builder not in VOCAB_BUILDERS:
+        raise ValueError(f"build_vocab={builder!r}: expected one of {VOCAB_BUILDERS}")
+    if builder == "auto":
+        from .tokenization_bert import _is_chinese_char
+
+        text = "".join(s for d in documents for s in d)
+        cjk = sum(1 for c in text if _is_chinese_char(ord(c)))
+        builder = "chars" if cjk >= CJK_SHARE_FOR_CHARS * max(1, len(text.replace(" ", ""))) else "wordpiece"
+    if builder == "chars":
+        return build_char_vocab(documents)
+    return train_wordpiece(documents, vocab_size)
 
 
 @dataclass
@@ -78,7 +101,8 @@ def split_documents(documents: list[list[str]], seed: int) -> tuple[list[list[st
 def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, size: str = "quick",
                         max_seq_length: int = 128, dupe_factor: int = 5, masked_lm_prob: float = 0.15,
                         max_predictions_per_seq: int = 20, whole_word_mask: bool = False, seed: int = 12345,
-                        max_documents: int | None = None, dropout: float = 0.1) -> PretrainingSetup:
+                        max_documents: int | None = None, dropout: float = 0.1, build_vocab: str = "auto",
+                        vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> PretrainingSetup:
     """Read the corpus, set the held-out documents aside, get a vocabulary, make the
     instances and a fresh model.
 
@@ -94,7 +118,8 @@ def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, 
     train_documents, eval_documents = split_documents([d for d in documents if d], seed)
     if vocab is None:
         os.makedirs(output_dir, exist_ok=True)
-        vocab_source = write_vocab(build_char_vocab(train_documents), os.path.join(output_dir, "vocab.txt"))
+        tokens = build_vocabulary(train_documents, build_vocab, vocab_size)
+        vocab_source = write_vocab(tokens, os.path.join(output_dir, "vocab.txt"))
         tokenizer = BertTokenizer(vocab_source, do_lower_case=True)
     else:
         vocab_source = vocab
@@ -183,7 +208,7 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
              dupe_factor: int = 5, masked_lm_prob: float = 0.15, whole_word_mask: bool = False,
              dynamic_masking: bool = False, eval_every: int = 100, save_every: int = 100, seed: int = 12345,
              resume: bool = False, progress: bool = True, max_documents: int | None = None,
-             dropout: float = 0.1) -> Trainer:
+             dropout: float = 0.1, build_vocab: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> Trainer:
     """Pre-train a small BERT on ``corpus`` into ``output_dir``; returns the trainer (its
     ``history`` holds the losses and evaluations).
 
@@ -191,7 +216,7 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
     """
     setup = prepare_pretraining(corpus, output_dir, vocab, size, max_seq_length, dupe_factor, masked_lm_prob,
                                 whole_word_mask=whole_word_mask, seed=seed, max_documents=max_documents,
-                                dropout=dropout)
+                                dropout=dropout, build_vocab=build_vocab, vocab_size=vocab_size)
     config = TrainingConfig(output_dir=output_dir, max_steps=max_steps, batch_size=batch_size,
                             gradient_accumulation_steps=gradient_accumulation_steps, learning_rate=learning_rate,
                             warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
