@@ -152,6 +152,7 @@ MIRRORING_MODULES = (
     "mini_hf_bert.training",
     "mini_hf_bert.optimization",
     "mini_hf_bert.build_vocab",
+    "mini_hf_bert.finetuning",
 )
 
 #: A docstring line ``transformers: ``Name```` (the installed 5.x) or
