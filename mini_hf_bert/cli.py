@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--dropout", type=float, default=0.1, help="hidden and attention dropout (BERT: 0.1)")
     pretrain.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     pretrain.add_argument("--no-progress", action="store_true")
+    pretrain.add_argument("--bf16", action="store_true", help="compute in bfloat16 (autocast; fp32 weights), e.g. on a GPU")
 
     finetune = commands.add_parser("finetune", parents=[common],
                                    help="fine-tune CHECKPOINT on sentiment (shopping reviews) or ner (People's Daily), "
@@ -171,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="skip the same fine-tuning from random weights (in OUTPUT_DIR/from-scratch)")
     finetune.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     finetune.add_argument("--no-progress", action="store_true")
+    finetune.add_argument("--bf16", action="store_true", help="compute in bfloat16 (autocast; fp32 weights)")
     return parser
 
 
@@ -245,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
                            learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
                            whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
                            resume=args.resume, progress=not args.no_progress, dropout=args.dropout,
-                           build_vocab=args.build_vocab, vocab_size=args.vocab_size, **chosen)
+                           build_vocab=args.build_vocab, vocab_size=args.vocab_size, bf16=args.bf16, **chosen)
         if trainer.rank == 0:
             last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
             print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()
@@ -260,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
         options = dict(max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
                        max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
                        eval_every=args.eval_every, save_every=args.save_every, seed=args.seed,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, bf16=args.bf16)
         result = run_finetune(args.task, args.checkpoint, args.output_dir, resume=args.resume, **options)
         rows = [(f"fine-tuned from {args.checkpoint}", result.value)]
         if not args.no_scratch_baseline:

@@ -241,7 +241,7 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
              learning_rate: float = 5e-4, warmup_steps: int | None = None, max_length: int = 64,
              max_examples: int | None = None, eval_every: int = 100, save_every: int = 100, seed: int = 12345,
              optimizer: str = "adamw", from_scratch: bool = False, resume: bool = False,
-             progress: bool = True) -> FinetuningResult:
+             progress: bool = True, bf16: bool = False) -> FinetuningResult:
     """Fine-tune ``checkpoint`` (any form the loader reads) on ``task`` into ``output_dir``.
     ``from_scratch``: the same, from random weights of the same shape (the baseline).
 
@@ -270,7 +270,7 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
     config = TrainingConfig(output_dir=output_dir, max_steps=max_steps, batch_size=batch_size,
                             learning_rate=learning_rate, warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
                             optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
-                            progress=progress)
+                            progress=progress, bf16=bf16)
     trainer = Trainer(model, sentiment_task(setup) if task == "sentiment" else ner_task(setup), config)
     if resume:
         found = latest_checkpoint(output_dir)

@@ -208,7 +208,8 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
              dupe_factor: int = 5, masked_lm_prob: float = 0.15, whole_word_mask: bool = False,
              dynamic_masking: bool = False, eval_every: int = 100, save_every: int = 100, seed: int = 12345,
              resume: bool = False, progress: bool = True, max_documents: int | None = None,
-             dropout: float = 0.1, build_vocab: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> Trainer:
+             dropout: float = 0.1, build_vocab: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE,
+             bf16: bool = False) -> Trainer:
     """Pre-train a small BERT on ``corpus`` into ``output_dir``; returns the trainer (its
     ``history`` holds the losses and evaluations).
 
@@ -221,7 +222,7 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
                             gradient_accumulation_steps=gradient_accumulation_steps, learning_rate=learning_rate,
                             warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
                             optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
-                            progress=progress)
+                            progress=progress, bf16=bf16)
     trainer = Trainer(setup.model, pretraining_task(setup, seed, dynamic_masking, masked_lm_prob), config)
     if resume:
         checkpoint = latest_checkpoint(output_dir)

@@ -71,6 +71,7 @@ class TrainingConfig:
     save_every: int = 100
     seed: int = 12345
     progress: bool = True
+    bf16: bool = False  # compute in bfloat16 (torch.autocast), keep fp32 weights and optimiser state
 
     def check(self, world_size: int) -> None:
         for name in ("max_steps", "batch_size", "gradient_accumulation_steps", "eval_every", "save_every"):
@@ -206,8 +207,8 @@ class Trainer:
             torch.manual_seed(_mix(self.config.seed, self.step, chunk))  # dropout, reproducible on resume
             last = index == len(batches) - 1
             sync = (self.wrapped.no_sync() if self.world_size > 1 and not last else _nothing())
-            with sync:
-                terms = self.task.loss_terms(self.wrapped, batch)
+            with sync, torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.config.bf16):
+                terms = [t.float() for t in self.task.loss_terms(self.wrapped, batch)]
                 loss = sum(s / max(float(c), 1.0) for s, c in zip(terms, counts))
                 (loss * self.world_size).backward()  # DDP averages over ranks: undo it, sums were global
             total += loss.detach().double().cpu()

@@ -178,3 +178,19 @@ def test_sources_fingerprint_ignores_prose_but_not_code(tmp_path):
     assert sources_fingerprint(str(tmp_path), ["m.py"]) != base
     with pytest.raises(FileNotFoundError, match="nothing.py"):
         sources_fingerprint(str(tmp_path), ["nothing.py"])
+
+
+def test_training_results_doc_was_measured_with_the_current_code():
+    tool = _tool("training_report")
+    doc = _read("docs/training_results.md")
+    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match and match.group(1) == tool.sources_fingerprint(), (
+        "the training code or its report changed since docs/training_results.md was measured: "
+        "run .venv/bin/python tools/training_report.py (about 15 minutes)"
+    )
+    # What the doc must show: held-out MLM accuracy above the frequencies-only guess by the last
+    # evaluation, and fine-tuning from the pre-trained model at least as good as the majority class.
+    rows = re.findall(r"^\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
+    assert rows and float(rows[-1][1]) > float(rows[-1][2]), rows
+    sentiment = re.search(r"^\| sentiment .*? \| accuracy \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
+    assert sentiment and float(sentiment.group(1)) >= float(sentiment.group(3)), sentiment

@@ -4,6 +4,7 @@ unchanged under torchrun with 2 processes, equal to one process on the same glob
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -18,7 +19,6 @@ from safetensors.torch import load_file
 import mini_hf_bert
 from mini_hf_bert.cli import main
 from mini_hf_bert.parity import FP32_ATOL
-from mini_hf_bert.pretraining import pretrain
 
 ZH = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining", "corpus_zh.txt")
 SMALL = ["--no-progress", "--max-seq-length", "32", "--dupe-factor", "1", "--eval-every", "100", "--batch-size", "8"]
@@ -28,14 +28,16 @@ def _weights(directory) -> dict[str, torch.Tensor]:
     return load_file(os.path.join(directory, "model.safetensors"))
 
 
-def test_quick_pretraining_learns_and_loads_in_transformers(tmp_path):
-    trainer = pretrain("peoples-daily", str(tmp_path), size="quick", max_documents=200, max_seq_length=64,
-                       max_steps=50, batch_size=32, learning_rate=2e-3, dupe_factor=2, eval_every=25,
-                       save_every=50, progress=False)
+def test_quick_pretraining_learns_and_loads_in_transformers(tmp_path, capsys):
+    """The README's command, as written there."""
+    assert main(["pretrain", "peoples-daily", str(tmp_path), "--quick", "--no-progress"]) == 0
+    assert "trained 60 steps; held-out: mlm_accuracy" in capsys.readouterr().out
+    with open(tmp_path / "training_history.json", encoding="utf-8") as f:
+        history = json.load(f)
     vocab = len(mini_hf_bert.BertTokenizer(str(tmp_path / "vocab.txt")))
-    final = trainer.history.evaluations[-1]
-    assert final["mlm_accuracy"] > 20 / vocab, final  # chance is 1 / vocab
-    assert trainer.history.steps[-1]["loss"] < trainer.history.steps[0]["loss"] - 0.5
+    final = history["evaluations"][-1]
+    assert final["step"] == 60 and final["mlm_accuracy"] > 20 / vocab, final  # chance is 1 / vocab
+    assert history["steps"][-1]["loss"] < history["steps"][0]["loss"] - 0.5
     assert (tmp_path / "training_curves.png").stat().st_size > 1000 and (tmp_path / "log.jsonl").exists()
     ours = mini_hf_bert.BertForPreTraining.from_pretrained(tmp_path)
     theirs = transformers.BertForPreTraining.from_pretrained(tmp_path).eval()
@@ -103,3 +105,14 @@ def test_bad_pretraining_arguments_are_one_line_errors(tmp_path, capsys, argv, f
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and fragment.replace("OUT", str(tmp_path / "OUT")) in err and err.count("\n") == 1, err
+
+
+def test_bf16_autocast_trains_with_fp32_weights(tmp_path, capsys):
+    """--bf16 (meant for a GPU; CPU autocast supports it too): the loss stays finite, the
+    weights stay float32 and move."""
+    assert main(["pretrain", ZH, str(tmp_path), *SMALL, "--max-steps", "3", "--save-every", "3", "--bf16"]) == 0
+    with open(tmp_path / "training_history.json", encoding="utf-8") as f:
+        losses = [s["loss"] for s in json.load(f)["steps"]]
+    assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses)))
+    weights = _weights(tmp_path)
+    assert all(w.dtype == torch.float32 for w in weights.values())

@@ -27,8 +27,8 @@ def _pair(class_name: str, **extra):
     return ours.train(), theirs.train()
 
 
-def _batch(class_name: str, vocab: int) -> dict:
-    g = torch.Generator().manual_seed(1)
+def _batch(class_name: str, vocab: int, seed: int = 1) -> dict:
+    g = torch.Generator().manual_seed(seed)
     mask = torch.ones(B, T, dtype=torch.long)
     mask[1, 9:] = 0
     batch = dict(input_ids=torch.randint(0, vocab, (B, T), generator=g), attention_mask=mask,

@@ -11,7 +11,6 @@ import pytest
 import torch
 import transformers
 
-import mini_hf_bert
 from mini_hf_bert.optimization import (
     MAX_GRAD_NORM,
     AdamWeightDecay,
@@ -21,28 +20,13 @@ from mini_hf_bert.optimization import (
 )
 from mini_hf_bert.parity import FP32_ATOL, ParityRow, max_abs_diff
 
-from .conftest import small_config_kwargs
+from .test_training import _batch, _pair
 
 STEPS, WARMUP, LR = 20, 4, 5e-3  # a large rate, so that 20 steps move the weights far
-B, T = 4, 12
 
 
 def _batches(class_name: str, vocab: int) -> list[dict]:
-    g = torch.Generator().manual_seed(7)
-    batches = []
-    for _ in range(STEPS):
-        mask = torch.ones(B, T, dtype=torch.long)
-        mask[1, 8:] = 0
-        batch = dict(input_ids=torch.randint(0, vocab, (B, T), generator=g), attention_mask=mask,
-                     token_type_ids=torch.randint(0, 2, (B, T), generator=g))
-        if class_name == "BertForPreTraining":
-            labels = torch.randint(0, vocab, (B, T), generator=g)
-            labels[torch.rand(B, T, generator=g) < 0.85] = -100
-            batch.update(labels=labels, next_sentence_label=torch.randint(0, 2, (B,), generator=g))
-        else:
-            batch.update(labels=torch.randint(0, 3, (B,), generator=g))
-        batches.append(batch)
-    return batches
+    return [_batch(class_name, vocab, seed=100 + step) for step in range(STEPS)]
 
 
 def _train(model, batches, optimizer, scheduler) -> list[float]:
@@ -61,15 +45,9 @@ def _train(model, batches, optimizer, scheduler) -> list[float]:
 
 @pytest.mark.parametrize("class_name,extra", [("BertForPreTraining", {}), ("BertForSequenceClassification", {"num_labels": 3})])
 def test_twenty_adamw_steps_end_where_transformers_ends(class_name, extra, record_parity):
-    torch.manual_seed(0)
-    kwargs = dict(small_config_kwargs("tiny"), **extra)
-    theirs = getattr(transformers, class_name)(transformers.BertConfig(**kwargs))
-    theirs.set_attn_implementation("eager")  # sdpa's fused dropout draws its own random numbers
-    ours = getattr(mini_hf_bert, class_name)(mini_hf_bert.BertConfig(attn_implementation="eager", **kwargs))
-    ours.load_state_dict(theirs.state_dict(), strict=True)
-    ours.tie_weights()
+    ours, theirs = _pair(class_name, **extra)  # the same weights, eager attention (sdpa's dropout differs)
     start = {n: p.detach().clone() for n, p in ours.named_parameters()}
-    batches = _batches(class_name, kwargs["vocab_size"])
+    batches = _batches(class_name, ours.config.vocab_size)
     runs = {}
     for name, model, schedule in (("ours", ours.train(), get_linear_schedule_with_warmup),
                                   ("theirs", theirs.train(), transformers.get_linear_schedule_with_warmup)):
