@@ -266,8 +266,12 @@ def run(args: argparse.Namespace) -> int:
         result = run_finetune(args.task, args.checkpoint, args.output_dir, resume=args.resume, **options)
         rows = [(f"fine-tuned from {args.checkpoint}", result.value)]
         if not args.no_scratch_baseline:
-            scratch = run_finetune(args.task, args.checkpoint, os.path.join(args.output_dir, "from-scratch"),
-                                   from_scratch=True, **options)
+            from .training import latest_checkpoint
+
+            scratch_dir = os.path.join(args.output_dir, "from-scratch")
+            resume_scratch = args.resume and latest_checkpoint(scratch_dir) is not None
+            scratch = run_finetune(args.task, args.checkpoint, scratch_dir, from_scratch=True, resume=resume_scratch,
+                                   **options)
             rows.append(("the same from random weights", scratch.value))
         rows.append(("majority class", result.majority_baseline))
         if result.trainer.rank == 0:

@@ -17,6 +17,7 @@ steps and data, from a randomly initialised model of the same shape.
 from __future__ import annotations
 
 import logging
+import os
 import random
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ from torch import nn
 
 from .modeling_bert import BertForSequenceClassification, BertForTokenClassification
 from .tokenization_bert import BertTokenizer
-from .training import Trainer, TrainingConfig, TrainingTask, latest_checkpoint
+from .training import Trainer, TrainingConfig, TrainingTask, check_output_dir, latest_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -251,6 +252,8 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
 
     if task not in TASKS:
         raise ValueError(f"task {task!r}: expected one of {', '.join(TASKS)}")
+    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun, rank 0 checks before anything is written
+        check_output_dir(output_dir, [checkpoint], resume)
     examples = sentiment_reviews() if task == "sentiment" else entity_sentences()
     train, held_out = _split(examples, seed, max_examples)
     tokenizer = tokenizer_for(checkpoint)

@@ -31,7 +31,7 @@ from .pretraining_data import (
     mask_tokens_dynamically,
 )
 from .tokenization_bert import BertTokenizer
-from .training import Trainer, TrainingConfig, TrainingTask, latest_checkpoint
+from .training import Trainer, TrainingConfig, TrainingTask, check_output_dir, latest_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +84,11 @@ class PretrainingSetup:
     vocab_source: str
 
 
+def _rank() -> int:
+    """This process's rank under torchrun (0 alone)."""
+    return int(os.environ.get("RANK", "0"))
+
+
 def split_documents(documents: list[list[str]], seed: int) -> tuple[list[list[str]], list[list[str]]]:
     """(training documents, held-out documents): a seeded shuffle, ``HELD_OUT_SHARE`` aside.
 
@@ -119,8 +124,10 @@ def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, 
     if vocab is None:
         os.makedirs(output_dir, exist_ok=True)
         tokens = build_vocabulary(train_documents, build_vocab, vocab_size)
-        vocab_source = write_vocab(tokens, os.path.join(output_dir, "vocab.txt"))
-        tokenizer = BertTokenizer(vocab_source, do_lower_case=True)
+        vocab_source = os.path.join(output_dir, "vocab.txt")
+        if _rank() == 0:  # under torchrun every rank builds the same list; one writes it
+            write_vocab(tokens, vocab_source)
+        tokenizer = BertTokenizer(vocab={token: index for index, token in enumerate(tokens)}, do_lower_case=True)
     else:
         vocab_source = vocab
         tokenizer = tokenizer_for(vocab)
@@ -215,6 +222,8 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
 
     transformers: none (google-research/bert: ``run_pretraining.py``)
     """
+    if _rank() == 0:  # before anything is written; under torchrun rank 0 checks, the others wait for it
+        check_output_dir(output_dir, [corpus if os.path.exists(corpus) else None, vocab], resume)
     setup = prepare_pretraining(corpus, output_dir, vocab, size, max_seq_length, dupe_factor, masked_lm_prob,
                                 whole_word_mask=whole_word_mask, seed=seed, max_documents=max_documents,
                                 dropout=dropout, build_vocab=build_vocab, vocab_size=vocab_size)

@@ -309,6 +309,23 @@ class Trainer:
         self.history = History(state["history"]["steps"], state["history"]["evaluations"])
 
 
+def check_output_dir(output_dir: str, sources: list[str], resume: bool) -> None:
+    """Refuse an output directory a run could destroy something in: one that is, holds or
+    lies inside what the run reads (the corpus, the vocabulary, the starting checkpoint), or
+    one that already holds files, unless the run resumes there.
+
+    transformers: none (its ``TrainingArguments.overwrite_output_dir`` guards the same way)
+    """
+    from .convert import check_destination
+
+    check_destination(output_dir, [os.fspath(s) for s in sources if s is not None])
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise FileExistsError(f"{output_dir}: is a file; the output must be a directory")
+    if not resume and os.path.isdir(output_dir) and os.listdir(output_dir):
+        raise FileExistsError(f"{output_dir}: exists and is not empty; pass --resume to continue the run there, "
+                              f"or choose a new directory")
+
+
 def latest_checkpoint(output_dir: str) -> str | None:
     """The checkpoint-STEP directory of ``output_dir`` with the highest step, or None.
 

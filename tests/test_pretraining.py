@@ -116,3 +116,20 @@ def test_bf16_autocast_trains_with_fp32_weights(tmp_path, capsys):
     assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses)))
     weights = _weights(tmp_path)
     assert all(w.dtype == torch.float32 for w in weights.values())
+
+
+def test_an_output_directory_that_could_destroy_an_input_is_refused(tmp_path, capsys):
+    corpus_dir = tmp_path / "data"
+    corpus_dir.mkdir()
+    corpus = corpus_dir / "corpus.txt"
+    shutil.copyfile(ZH, corpus)
+    for output, fragment in ((corpus_dir, "holds the source"), (corpus, "is the source"),
+                             (tmp_path, "holds the source")):
+        assert main(["pretrain", str(corpus), str(output), "--no-progress"]) == 2
+        assert fragment in capsys.readouterr().err
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "model.safetensors").write_bytes(b"earlier work")
+    assert main(["pretrain", ZH, str(tmp_path / "used"), "--no-progress"]) == 2
+    assert "exists and is not empty; pass --resume" in capsys.readouterr().err
+    assert (tmp_path / "used" / "model.safetensors").read_bytes() == b"earlier work"
+    assert corpus.read_bytes() == open(ZH, "rb").read()
