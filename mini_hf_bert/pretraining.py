@@ -81,7 +81,6 @@ class PretrainingSetup:
     model: BertForPreTraining
     train_instances: list[TrainingInstance]
     eval_instances: list[TrainingInstance]
-    vocab_source: str
 
 
 def _rank() -> int:
@@ -124,12 +123,10 @@ def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, 
     if vocab is None:
         os.makedirs(output_dir, exist_ok=True)
         tokens = build_vocabulary(train_documents, build_vocab, vocab_size)
-        vocab_source = os.path.join(output_dir, "vocab.txt")
         if _rank() == 0:  # under torchrun every rank builds the same list; one writes it
-            write_vocab(tokens, vocab_source)
+            write_vocab(tokens, os.path.join(output_dir, "vocab.txt"))
         tokenizer = BertTokenizer(vocab={token: index for index, token in enumerate(tokens)}, do_lower_case=True)
     else:
-        vocab_source = vocab
         tokenizer = tokenizer_for(vocab)
     options = dict(max_seq_length=max_seq_length, masked_lm_prob=masked_lm_prob,
                    max_predictions_per_seq=max_predictions_per_seq, whole_word_mask=whole_word_mask)
@@ -142,7 +139,7 @@ def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, 
                         num_attention_heads=heads, intermediate_size=intermediate,
                         max_position_embeddings=max_seq_length, pad_token_id=tokenizer.pad_token_id,
                         hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
-    return PretrainingSetup(tokenizer, BertForPreTraining(config), train, evaluation, vocab_source)
+    return PretrainingSetup(tokenizer, BertForPreTraining(config), train, evaluation)
 
 
 def pretraining_task(setup: PretrainingSetup, seed: int, dynamic_masking: bool = False,

@@ -24,6 +24,7 @@ loading it cannot run code). Only rank 0 writes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -206,7 +207,7 @@ class Trainer:
             chunk = index * self.world_size + self.rank
             torch.manual_seed(_mix(self.config.seed, self.step, chunk))  # dropout, reproducible on resume
             last = index == len(batches) - 1
-            sync = (self.wrapped.no_sync() if self.world_size > 1 and not last else _nothing())
+            sync = (self.wrapped.no_sync() if self.world_size > 1 and not last else contextlib.nullcontext())
             with sync, torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.config.bf16):
                 terms = [t.float() for t in self.task.loss_terms(self.wrapped, batch)]
                 loss = sum(s / max(float(c), 1.0) for s, c in zip(terms, counts))
@@ -392,12 +393,4 @@ def _log(output_dir: str, record: dict) -> None:
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, LOG_FILE), "a", encoding="utf-8") as f:
         f.write(json.dumps(record) + "\n")
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
