@@ -11,6 +11,7 @@ Commands:
     show-instances  pre-training instances made from a corpus as Google makes them, masks marked
     pretrain  train a small BertForPreTraining from scratch on a corpus (also under torchrun)
     finetune  fine-tune a checkpoint on Chinese sentiment or named entities, beside two baselines
+    benchmark  inference speed of attn_implementation="fast" against transformers and its peers
 """
 
 from __future__ import annotations
@@ -173,6 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
     finetune.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     finetune.add_argument("--no-progress", action="store_true")
     finetune.add_argument("--bf16", action="store_true", help="compute in bfloat16 (autocast; fp32 weights)")
+    benchmark = commands.add_parser("benchmark", parents=[common],
+                                    help='inference speed of attn_implementation="fast" against transformers and peers')
+    benchmark.add_argument("--quick", action="store_true",
+                           help="W1 and W2 only, 10 runs, no ablations, no torch.compile (about 2 minutes on 2 cores)")
+    benchmark.add_argument("--runs", type=int, metavar="N", help="timed calls per contender (default 15; quick 10)")
+    benchmark.add_argument("--workload", action="append", choices=("W1", "W2", "W3"), help="repeatable (default: all)")
+    benchmark.add_argument("--dtype", action="append", choices=("fp32", "bf16"), help="repeatable (default: both)")
     return parser
 
 
@@ -253,6 +261,19 @@ def run(args: argparse.Namespace) -> int:
             print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()
                                                                             if k != "step"))
             print(f"wrote {args.output_dir} (model, vocab.txt, checkpoints, log.jsonl, training_curves.png)")
+        return 0
+    if args.command == "benchmark":
+        from . import benchmark as bench
+
+        quick = args.quick
+        workloads = tuple(args.workload or (("W1", "W2") if quick else bench.WORKLOADS))
+        report = bench.run_benchmark(
+            workloads=workloads, dtypes=tuple(args.dtype or bench.DTYPES),
+            runs=args.runs if args.runs is not None else (bench.QUICK_RUNS if quick else bench.RUNS), ablations=not quick,
+            peers=("transformers", "onnxruntime", "nested") if quick else ("transformers", "compile", "onnxruntime", "nested"),
+            progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True),
+        )
+        print(bench.format_report(report), end="")
         return 0
     if args.command == "finetune":
         import os

@@ -60,6 +60,7 @@ from .modeling_outputs import (
 )
 from .activations import ACT2FN
 from .masking_utils import get_extended_attention_mask, invert_attention_mask
+from . import modeling_bert_fast
 from .modeling_utils import PreTrainedModel, get_head_mask
 from .pytorch_utils import apply_chunking_to_forward, prune_linear_layer
 from .validation import (
@@ -235,6 +236,7 @@ def sdpa_attention_forward(
 BERT_ATTENTION_FUNCTIONS = {
     "eager": eager_attention_forward,
     "sdpa": sdpa_attention_forward,
+    "fast": sdpa_attention_forward,  # per layer where modeling_bert_fast's unpadded path does not apply
 }
 
 
@@ -943,6 +945,14 @@ class BertModel(BertPreTrainedModel):
         batch_size, seq_length, past_length = check_model_inputs(
             config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states
         )
+
+        if config.attn_implementation == "fast" and modeling_bert_fast.applies(
+            self, attention_mask, batch_size, seq_length, head_mask=head_mask, output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states, encoder_hidden_states=encoder_hidden_states,
+            past_key_values=past_key_values,
+        ):  # the same function on real tokens only: modeling_bert_fast.py
+            out = modeling_bert_fast.fast_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds)
+            return out if return_dict else out.to_tuple()
 
         embedding_output = self.embeddings(
             input_ids=input_ids, token_type_ids=token_type_ids, position_ids=position_ids, inputs_embeds=inputs_embeds,
