@@ -66,6 +66,11 @@ ABLATIONS = {
 
 @dataclass(frozen=True)
 class Workload:
+    """A batch shape to time: B sequences padded to T, of the given real lengths.
+
+    transformers: none
+    """
+
     name: str
     batch_size: int
     seq_length: int
@@ -90,7 +95,10 @@ WORKLOADS = {
 
 @dataclass
 class Timing:
-    """One contender on one workload and dtype."""
+    """One contender on one workload and dtype.
+
+    transformers: none
+    """
 
     contender: str
     workload: str
@@ -103,6 +111,11 @@ class Timing:
 
 @dataclass
 class Report:
+    """Everything one benchmark run measured.
+
+    transformers: none
+    """
+
     machine: str
     timings: list[Timing]
     rooflines: dict[tuple[str, str], tuple[float, float]]  # (workload, dtype) -> (ms, GFLOP/s)
@@ -112,6 +125,10 @@ class Report:
 
 
 def machine_description() -> str:
+    """The CPU, its threads and matrix units, torch and Python: where the timings hold.
+
+    transformers: none
+    """
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -131,7 +148,10 @@ def machine_description() -> str:
 
 
 def make_inputs(workload: Workload, vocab_size: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Token ids (B, T) (padding 0, real tokens drawn from [1000, V)) and the 0/1 mask (B, T)."""
+    """Token ids (B, T) (padding 0, real tokens drawn from [1000, V)) and the 0/1 mask (B, T).
+
+    transformers: none
+    """
     generator = torch.Generator().manual_seed(seed)
     ids = torch.randint(min(1000, vocab_size - 1), vocab_size, (workload.batch_size, workload.seq_length),
                         generator=generator)  # (B, T)
@@ -143,7 +163,10 @@ def make_inputs(workload: Workload, vocab_size: int, seed: int = 0) -> tuple[tor
 
 def gemm_flops(config: BertConfig, lengths: tuple[int, ...]) -> float:
     """Multiply-add FLOPs of the encoder's products on real tokens only: the Linears on
-    every token, attention's QKᵀ and PV within each sequence."""
+    every token, attention's QKᵀ and PV within each sequence.
+
+    transformers: none
+    """
     hidden, inner = config.hidden_size, config.intermediate_size
     tokens = sum(lengths)
     per_layer = 2 * tokens * hidden * (3 * hidden + hidden + 2 * inner)  # Q, K, V, O, and the feed-forward
@@ -162,7 +185,10 @@ def _median_ms(call: Callable[[], object], runs: int) -> float:
 
 def gemm_rate(config: BertConfig, tokens: int, dtype: torch.dtype, runs: int = 10) -> float:
     """The best of the fast path's route and F.linear on this workload's feed-forward
-    product (tokens, H) x (H, I), in GFLOP/s: the rate the roofline assumes."""
+    product (tokens, H) x (H, I), in GFLOP/s: the rate the roofline assumes.
+
+    transformers: none
+    """
     torch.manual_seed(0)
     linear = nn.Linear(config.hidden_size, config.intermediate_size).to(dtype)
     x = torch.randn(tokens, config.hidden_size, dtype=dtype)
@@ -303,6 +329,8 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
         peers: which peers to run, each only when its package is installed.
         first_output: also time fresh processes (import + load + first output).
         progress: called with a line before each case.
+
+    transformers: none
     """
     for name in workloads:
         if name not in WORKLOADS:
@@ -410,7 +438,10 @@ FIRST_OUTPUT_REPEATS = 5
 def first_output_seconds(repeats: int = FIRST_OUTPUT_REPEATS) -> dict[str, float]:
     """Median wall time of fresh Python processes: a bare ``import torch``, and import +
     load of the packaged all-MiniLM-L6-v2 checkpoint + one output, ours and transformers'
-    (each alternated, as the in-process timings)."""
+    (each alternated, as the in-process timings).
+
+    transformers: none
+    """
     times: dict[str, list[float]] = {name: [] for name in FIRST_OUTPUT_SCRIPTS}
     for _ in range(repeats):
         for name, script in FIRST_OUTPUT_SCRIPTS.items():
@@ -427,7 +458,10 @@ def first_output_seconds(repeats: int = FIRST_OUTPUT_REPEATS) -> dict[str, float
 
 
 def format_report(report: Report) -> str:
-    """The report as Markdown tables (what the CLI prints and docs/performance.md holds)."""
+    """The report as Markdown tables (what the CLI prints and docs/performance.md holds).
+
+    transformers: none
+    """
     lines = [f"Machine: {report.machine}", ""]
     cases = list(dict.fromkeys((t.workload, t.dtype) for t in report.timings))
     for workload_name, dtype_name in cases:

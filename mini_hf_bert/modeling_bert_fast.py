@@ -67,7 +67,10 @@ ROUTES = ("aten", "onednn")
 @dataclass(frozen=True)
 class FastOptions:
     """Which optimisations run; all on by default. The benchmark turns them off one at a
-    time to measure what each buys, and the tests check every combination equals eager."""
+    time to measure what each buys, and the tests check every combination equals eager.
+
+    transformers: none
+    """
 
     unpad: bool = True  # pack real tokens, attend per sequence (else: padded rows, masked SDPA)
     fuse_qkv: bool = True  # one H -> 3H product (else: three H -> H products)
@@ -81,7 +84,10 @@ OPTIONS = FastOptions()
 
 @contextlib.contextmanager
 def using_options(**changes: bool | str | None) -> Iterator[FastOptions]:
-    """Run the fast path with some optimisations changed, e.g. ``using_options(unpad=False)``."""
+    """Run the fast path with some optimisations changed, e.g. ``using_options(unpad=False)``.
+
+    transformers: none
+    """
     global OPTIONS
     previous = OPTIONS
     OPTIONS = dataclasses.replace(previous, **changes)
@@ -100,6 +106,8 @@ def choose_route(dtype: torch.dtype, device: torch.device) -> str:
 
     oneDNN's pre-packed products beat F.linear on an AVX-512 CPU for fp32 and bf16 alike
     (docs/performance.md: most at few tokens, where reading the weights is the cost).
+
+    transformers: none
     """
     if OPTIONS.route is not None:
         return OPTIONS.route
@@ -112,7 +120,10 @@ def choose_route(dtype: torch.dtype, device: torch.device) -> str:
 
 @dataclass
 class FastLinear:
-    """One Linear's weight in the form its route runs: y = x·Wᵀ + b, GELU'd if ``gelu``."""
+    """One Linear's weight in the form its route runs: y = x·Wᵀ + b, GELU'd if ``gelu``.
+
+    transformers: none
+    """
 
     weight: torch.Tensor  # (out, in), or oneDNN's packed layout for route "onednn"
     bias: torch.Tensor | None  # (out,)
@@ -136,7 +147,10 @@ def _prepare(weight: torch.Tensor, bias: torch.Tensor | None, route: str, gelu: 
 
 @dataclass
 class FastLayer:
-    """One BertLayer's weights as the fast path runs them."""
+    """One BertLayer's weights as the fast path runs them.
+
+    transformers: none
+    """
 
     qkv: list[FastLinear]  # [H -> 3H] ([Q; K; V] stacked by rows), or [Q, K, V] unfused
     attention_out: FastLinear  # H -> H
@@ -146,7 +160,10 @@ class FastLayer:
 
 class FastWeights:
     """The weights of one BertModel as the fast path runs them, and what they were derived
-    from: the parameters' state and the options (a change to either rebuilds them)."""
+    from: the parameters' state and the options (a change to either rebuilds them).
+
+    transformers: none
+    """
 
     def __init__(self, model: nn.Module, route: str, options: FastOptions) -> None:
         self.route = route
@@ -198,7 +215,10 @@ _DERIVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def fast_weights(model: nn.Module) -> FastWeights:
     """The model's weights as the fast path runs them, for its current dtype and device,
-    rebuilt if a parameter or an option changed."""
+    rebuilt if a parameter or an option changed.
+
+    transformers: none
+    """
     weight = model.embeddings.word_embeddings.weight
     route = choose_route(weight.dtype, weight.device)
     cache = _DERIVED.setdefault(model, {})  # (route, options) -> FastWeights
@@ -212,7 +232,10 @@ def fast_weights(model: nn.Module) -> FastWeights:
 
 
 def fast_weights_nbytes(model: nn.Module) -> int:
-    """Extra memory the fast path holds for ``model`` (derives its weights if needed)."""
+    """Extra memory the fast path holds for ``model`` (derives its weights if needed).
+
+    transformers: none
+    """
     return fast_weights(model).nbytes(model)
 
 
@@ -234,7 +257,10 @@ def _packable_mask(attention_mask: torch.Tensor | None, batch_size: int, seq_len
 def applies(model: nn.Module, attention_mask: torch.Tensor | None, batch_size: int, seq_length: int, *,
             head_mask: torch.Tensor | None, output_attentions: bool, output_hidden_states: bool,
             encoder_hidden_states: torch.Tensor | None, past_key_values: tuple | None) -> bool:
-    """Whether ``fast_forward`` computes this call (else the reference layers do, with SDPA)."""
+    """Whether ``fast_forward`` computes this call (else the reference layers do, with SDPA).
+
+    transformers: none
+    """
     config = model.config
     if model.training or config.is_decoder or config.position_embedding_type != "absolute":
         return False
@@ -322,6 +348,8 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
     """BertModel's forward pass on real tokens (see the module docstring; ``applies`` first).
 
     Returns last_hidden_state (B, T, H), zero at padding, and pooler_output (B, H).
+
+    transformers: none
     """
     embeddings = model.embeddings
     reference = input_ids if input_ids is not None else inputs_embeds

@@ -137,6 +137,8 @@ def sources_fingerprint(root: str, patterns: Iterable[str]) -> str:
 #: names its transformers counterpart in its docstring.
 MIRRORING_MODULES = (
     "mini_hf_bert.modeling_bert",
+    "mini_hf_bert.modeling_bert_fast",
+    "mini_hf_bert.benchmark",
     "mini_hf_bert.activations",
     "mini_hf_bert.pytorch_utils",
     "mini_hf_bert.masking_utils",

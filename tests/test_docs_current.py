@@ -194,3 +194,28 @@ def test_training_results_doc_was_measured_with_the_current_code():
     assert rows and float(rows[-1][1]) > float(rows[-1][2]), rows
     sentiment = re.search(r"^\| sentiment .*? \| accuracy \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
     assert sentiment and float(sentiment.group(1)) >= float(sentiment.group(3)), sentiment
+
+
+def test_performance_doc_was_measured_with_the_current_code():
+    tool = _tool("performance_report")
+    doc = _read("docs/performance.md")
+    match = re.search(r"sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match and match.group(1) == tool.sources_fingerprint(), (
+        "the fast path, the model or the benchmark changed since docs/performance.md was measured: "
+        "run .venv/bin/python tools/performance_report.py"
+    )
+
+
+def test_performance_doc_has_every_case_and_fast_agrees_with_transformers():
+    from mini_hf_bert.benchmark import DTYPES, WORKLOADS
+    from mini_hf_bert.parity import FAST_FP32_ATOL
+
+    doc = _read("docs/performance.md")
+    cases = re.findall(r"^### (W\d): .*, (fp32|bf16)$", doc, flags=re.M)
+    assert sorted(cases) == sorted((w, d) for w in WORKLOADS for d in DTYPES)
+    # | contender | ms | tokens/s | ratio | max diff |, per case in order
+    fast = re.findall(r"^\| mini_hf_bert fast \| [\d.]+ \| [\d,]+ \| [\d.]+x \| ([\d.e+-]+) \|$", doc, flags=re.M)
+    assert len(fast) == len(cases)
+    for (workload, dtype), diff in zip(cases, fast):
+        if dtype == "fp32":
+            assert float(diff) <= FAST_FP32_ATOL, (workload, diff)
