@@ -9,8 +9,9 @@ What it does differently, for an encoder in eval mode:
 1. **Unpadded execution.** A padded batch (B, T) with an attention mask is packed into
    the M real tokens (M = sum of lengths). The embeddings, every Linear, the GELU, the
    residual sums and every LayerNorm run on (M, H) rows; attention runs per sequence
-   over its own L_b tokens, one ``scaled_dot_product_attention`` call per run of equal
-   lengths, with no mask at all. The output is scattered back to (B, T, H). A padded
+   over its own L_b tokens, one call per run of equal lengths, with no mask at all: on
+   CPU as QKᵀ, softmax, PV (faster here than SDPA's CPU kernel while the scores fit in
+   MATMUL_ATTENTION_MAX_SCORES), else SDPA. The output is scattered back to (B, T, H). A padded
    key gets weight exp(finfo.min - max) = 0 in the reference, so real tokens' outputs are
    the same function; **padding positions hold 0** here, where the reference computes
    values nobody should read (labels there should be -100, as transformers' collators
@@ -18,17 +19,21 @@ What it does differently, for an encoder in eval mode:
 2. **One QKV product.** Q, K and V come from one (M, H) x (H, 3H) product against the
    three weights stacked, instead of three products.
 3. **The matrix-product route** is chosen per dtype and CPU when the weights are first
-   prepared (see ``choose_route``): on a CPU with bf16 units (AVX512-BF16 / AMX), bf16
-   weights are pre-packed once into oneDNN's blocked layout and GELU is fused into the
-   first feed-forward product; fp32 stays on ``F.linear`` (MKL sgemm), because no other
-   route measured faster here (docs/performance.md), so fp32 sums in the reference's
-   order and matches it to 1e-5.
+   prepared (``choose_route``): on an AVX-512 CPU the Linear weights are pre-packed once
+   into oneDNN's blocked layout, fp32 and bf16 alike, and the exact GELU is fused into
+   the first feed-forward product. It pays most at few tokens, where reading the
+   weights is the cost (docs/performance.md). oneDNN sums each dot product in another
+   order than MKL's sgemm, so fp32 matches the reference to 1e-4 (measured ~5e-6);
+   ``using_options(route="aten")`` keeps ``F.linear`` and the reference's order (1e-5).
+4. **Low precision** (bf16, fp16) runs in the weights' dtype; LayerNorm and softmax on
+   CPU accumulate in fp32 inside their kernels and round once at the end, as in eager.
 
-Extra memory: the stacked QKV weight, (3H, H) + (3H,) per layer, 27% of the encoder's
-Linear weights (21 M values in bert-base, 85 MB in fp32); with the packed bf16 route the
-packed copies of the other Linears as well (the whole encoder's Linear weights once more,
-in bf16). Both are derived from the parameters, rebuilt when a parameter changes (by
-data pointer and version counter), and never saved. ``fast_weights_nbytes`` measures it.
+Extra memory: on the oneDNN route a packed copy of every encoder Linear (QKV stacked):
+the encoder's Linear weights once more, in the model's dtype (85 M values in bert-base:
+324 MiB in fp32, 162 MiB in bf16); on the F.linear route only the stacked QKV, (3H, H) +
+(3H,) per layer (27% of them). Derived from the parameters, held beside the model (not
+in its state_dict), rebuilt when a parameter changes (by data pointer and version
+counter). ``fast_weights_nbytes`` measures it.
 
 It falls back to the reference layers (with SDPA attention) for what it does not do:
 training (dropout), ``output_attentions``, ``output_hidden_states``, ``head_mask``,
@@ -75,8 +80,15 @@ class FastOptions:
     unpad: bool = True  # pack real tokens, attend per sequence (else: padded rows, masked SDPA)
     fuse_qkv: bool = True  # one H -> 3H product (else: three H -> H products)
     fuse_gelu: bool = True  # GELU inside the first feed-forward product, where the route can
+    matmul_attention: bool = True  # QKᵀ, softmax, PV as three ops where the scores fit (else SDPA's kernel)
     route: str | None = None  # a name from ROUTES, or None: choose_route per dtype and device
 
+
+#: Attention as matmul-softmax-matmul materialises (n, N, L, L) scores per run of sequences;
+#: above this many (64 MB in fp32) it uses SDPA's fused kernel instead, whose memory is O(L).
+#: Below it the three ops are faster on CPU: 1.2x in fp32 and 3-5x in bf16 at L = 128-512
+#: here, where SDPA's flash kernel for CPU runs small blocks (docs/performance.md).
+MATMUL_ATTENTION_MAX_SCORES = 2**24
 
 #: The options in force; change them with ``using_options``.
 OPTIONS = FastOptions()
@@ -308,8 +320,15 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs
         def heads_of(x: torch.Tensor) -> torch.Tensor:
             return x[start : start + rows].view(count, length, heads, head_dim).transpose(1, 2)  # (n, N, L, D)
 
-        context = F.scaled_dot_product_attention(heads_of(query), heads_of(key), heads_of(value), attn_mask=mask,
-                                                 scale=scaling)  # (n, N, L, D)
+        q, k, v = heads_of(query), heads_of(key), heads_of(value)  # (n, N, L, D) each
+        small = count * heads * length * length <= MATMUL_ATTENTION_MAX_SCORES
+        if OPTIONS.matmul_attention and small and q.device.type == "cpu":  # on CUDA, SDPA's flash kernels win
+            scores = torch.matmul(q, k.transpose(-1, -2)) * scaling  # (n, N, L, D) @ (n, N, D, L) -> (n, N, L, L)
+            if mask is not None:
+                scores = scores + mask  # (n, N, L, L) + (B, 1, 1, T): padded rows, one run of B
+            context = torch.matmul(torch.softmax(scores, dim=-1), v)  # (n, N, L, L) @ (n, N, L, D) -> (n, N, L, D)
+        else:
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scaling)  # (n, N, L, D)
         contexts.append(context.transpose(1, 2).reshape(rows, width))  # (n·L, N·D)
         start += rows
     return contexts[0] if len(contexts) == 1 else torch.cat(contexts)  # (M, N·D)

@@ -84,9 +84,9 @@ def test_fp32_equals_eager_on_real_tokens(batch_name, route):
     assert torch.count_nonzero(fast.last_hidden_state[mask == 0]) == 0, "padding positions hold 0"
 
 
-@pytest.mark.parametrize("options", [dict(zip(("unpad", "fuse_qkv", "fuse_gelu", "route"), values))
+@pytest.mark.parametrize("options", [dict(zip(("unpad", "fuse_qkv", "fuse_gelu", "matmul_attention", "route"), values))
                                      for values in itertools.product((True, False), (True, False), (True, False),
-                                                                     ("aten", "onednn"))])
+                                                                     (True, False), ("aten", "onednn"))])
 def test_every_combination_of_optimisations_equals_eager(options):
     model, batch = make_model(), make_batch(BATCHES["padded"])
     with modeling_bert_fast.using_options(**options):
