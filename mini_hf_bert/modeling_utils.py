@@ -505,7 +505,7 @@ class PreTrainedModel(nn.Module):
                 - a hub id (``"bert-base-uncased"``), read from the local HuggingFace
                   cache or downloaded with huggingface_hub if installed and allowed.
             config: use this config instead of the directory's.
-            attn_implementation: ``"eager"`` or ``"sdpa"`` (default ``"sdpa"``).
+            attn_implementation: ``"eager"``, ``"sdpa"`` (default) or ``"fast"`` (modeling_bert_fast.py).
             torch_dtype / dtype: the parameters' dtype (transformers 4.x / 5.x spelling):
                 a torch dtype, its name, or ``"auto"`` for the checkpoint's. Default float32.
             strict: missing or mis-shaped weights are an error (default). With
