@@ -9,9 +9,8 @@ What it does differently, for an encoder in eval mode:
 1. **Unpadded execution.** A padded batch (B, T) with an attention mask is packed into
    the M real tokens (M = sum of lengths). The embeddings, every Linear, the GELU, the
    residual sums and every LayerNorm run on (M, H) rows; attention runs per sequence
-   over its own L_b tokens, one call per run of equal lengths, with no mask at all: on
-   CPU as QKᵀ, softmax, PV (faster here than SDPA's CPU kernel while the scores fit in
-   MATMUL_ATTENTION_MAX_SCORES), else SDPA. The output is scattered back to (B, T, H). A padded
+   over its own L_b tokens, one SDPA call per run of equal lengths, with no mask at all.
+   The output is scattered back to (B, T, H). A padded
    key gets weight exp(finfo.min - max) = 0 in the reference, so real tokens' outputs are
    the same function; **padding positions hold 0** here, where the reference computes
    values nobody should read (labels there should be -100, as transformers' collators
@@ -80,14 +79,15 @@ class FastOptions:
     unpad: bool = True  # pack real tokens, attend per sequence (else: padded rows, masked SDPA)
     fuse_qkv: bool = True  # one H -> 3H product (else: three H -> H products)
     fuse_gelu: bool = True  # GELU inside the first feed-forward product, where the route can
-    matmul_attention: bool = True  # QKᵀ, softmax, PV as three ops where the scores fit (else SDPA's kernel)
+    matmul_attention: bool = False  # QKᵀ, softmax, PV as three ops where the scores fit (else SDPA's kernel)
     route: str | None = None  # a name from ROUTES, or None: choose_route per dtype and device
 
 
-#: Attention as matmul-softmax-matmul materialises (n, N, L, L) scores per run of sequences;
-#: above this many (64 MB in fp32) it uses SDPA's fused kernel instead, whose memory is O(L).
-#: Below it the three ops are faster on CPU: 1.2x in fp32 and 3-5x in bf16 at L = 128-512
-#: here, where SDPA's flash kernel for CPU runs small blocks (docs/performance.md).
+#: Attention as matmul-softmax-matmul (option ``matmul_attention``) materialises (n, N, L, L)
+#: scores per run of sequences; above this many (64 MB in fp32) SDPA's fused kernel runs
+#: instead, whose memory is O(L). Alone, the three ops beat SDPA's CPU kernel 3-5x in bf16
+#: at L = 128-512 here; inside the model they measured 5-15% slower (docs/performance.md),
+#: so the option is off by default and kept for that measurement.
 MATMUL_ATTENTION_MAX_SCORES = 2**24
 
 #: The options in force; change them with ``using_options``.
