@@ -219,6 +219,17 @@ class PreTrainedModel(nn.Module):
         self.apply(self._init_weights)
         self.tie_weights()
 
+    # ------------------------------------------------------ attention implementation
+    def set_attn_implementation(self, attn_implementation: str) -> None:
+        """Switch a built model between ``"eager"``, ``"sdpa"`` and ``"fast"``: every layer
+        reads the one config, so the next call uses it. As transformers 5.x's method."""
+        from .modeling_bert import BERT_ATTENTION_FUNCTIONS  # the registry; modeling_bert imports this module
+
+        if attn_implementation not in BERT_ATTENTION_FUNCTIONS:
+            raise ValueError(f"attn_implementation={attn_implementation!r} is not one of "
+                             f"{sorted(BERT_ATTENTION_FUNCTIONS)}")
+        self.config.attn_implementation = attn_implementation
+
     # ----------------------------------------------------- gradient checkpointing
     def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs: dict[str, Any] | None = None) -> None:
         """Recompute layer activations during backward (less memory, ~30% more compute).

@@ -219,3 +219,16 @@ def test_performance_doc_has_every_case_and_fast_agrees_with_transformers():
     for (workload, dtype), diff in zip(cases, fast):
         if dtype == "fp32":
             assert float(diff) <= FAST_FP32_ATOL, (workload, diff)
+
+
+def test_performance_doc_is_the_rendering_of_its_measurements():
+    """docs/performance.md = the template + docs/performance.json (tables, targets met or not)."""
+    import json
+
+    tool = _tool("performance_report")
+    measured = json.loads(_read("docs/performance.json"))
+    assert _read("docs/performance.md") == tool.render(measured), (
+        "docs/performance.md was edited by hand or its template changed: run "
+        ".venv/bin/python tools/performance_report.py --render-only"
+    )
+    assert measured["fingerprint"] == tool.sources_fingerprint()
