@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     benchmark = commands.add_parser("benchmark", parents=[common],
                                     help='inference speed of attn_implementation="fast" against transformers and peers')
     benchmark.add_argument("--quick", action="store_true",
-                           help="W1 and W2 only, 10 runs, no ablations, no torch.compile (about 2 minutes on 2 cores)")
+                           help="W1 and W2 only, 10 runs, no ablations, no torch.compile (4-7 minutes on 2 cores)")
     benchmark.add_argument("--runs", type=int, metavar="N", help="timed calls per contender (default 15; quick 10)")
     benchmark.add_argument("--workload", action="append", choices=("W1", "W2", "W3"), help="repeatable (default: all)")
     benchmark.add_argument("--dtype", action="append", choices=("fp32", "bf16"), help="repeatable (default: both)")
