@@ -17,6 +17,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 
+from .file_utils import write_text
 from .tokenization_bert import BasicTokenizer
 
 #: The special tokens, in the order of Google's vocabularies (ids 0, 100-103 there; 0-4 here).
@@ -63,9 +64,7 @@ def write_vocab(tokens: Sequence[str], path: str | os.PathLike) -> str:
     path = os.fspath(path)
     if len(set(tokens)) != len(tokens):
         raise ValueError(f"{path}: the vocabulary repeats tokens")
-    with open(path, "w", encoding="utf-8") as f:
-        f.writelines(token + "\n" for token in tokens)
-    return path
+    return write_text(path, "".join(token + "\n" for token in tokens))
 
 
 def train_wordpiece(documents: Sequence[Sequence[str]], vocab_size: int, do_lower_case: bool = True,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .activations import ACT2FN
+from .file_utils import directory_lock, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -369,14 +370,12 @@ class BertConfig:
         return config
 
     def save_pretrained(self, directory: str | os.PathLike) -> str:
-        """Write ``config.json`` into ``directory`` (created if needed); return its path."""
-        os.makedirs(directory, exist_ok=True)
+        """Write ``config.json`` into ``directory`` (created if needed), whole or not at all
+        (``file_utils.write_text``); return its path."""
         path = os.path.join(os.fspath(directory), "config.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self.to_json_string())
-        os.replace(tmp, path)
-        return path
+        os.makedirs(directory, exist_ok=True)
+        with directory_lock(directory, exclusive=True):
+            return write_text(path, self.to_json_string())
 
 
 def is_google_config(values: dict[str, Any]) -> bool:

@@ -19,7 +19,6 @@ import dataclasses
 import logging
 import os
 import re
-import secrets
 import shutil
 import tempfile
 import zipfile
@@ -38,6 +37,7 @@ from .checkpoints.resolve import (
 from .checkpoints.tf_bundle import TFCheckpoint
 from .checkpoints.weight_map import is_tf_training_state, tf_to_hf_name
 from .configuration_bert import BertConfig
+from .file_utils import staged_directory
 from .tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
 
 logger = logging.getLogger(__name__)
@@ -102,8 +102,8 @@ def convert(
         check_destination(dst, [os.fspath(src), config_path, *_checkpoint_files(resolved)])
         if os.path.lexists(dst) and not overwrite and (not os.path.isdir(dst) or os.listdir(dst)):
             raise FileExistsError(f"{dst}: exists and is not empty; pass overwrite=True (--overwrite) to replace it")
-        staging = make_sibling_directory(dst, ".converting-")  # before the reading: a bad DST fails fast
-        try:
+        # Built beside DST and renamed into place whole; made before the reading, so a bad DST fails fast.
+        with staged_directory(dst, ".converting-", overwrite=overwrite) as staging:
             loaded = load_checkpoint_tensors(resolved, progress=progress)
             architecture = infer_architecture(set(loaded.tensors))
             overrides = {}
@@ -116,10 +116,6 @@ def convert(
             model, _ = getattr(mini_hf_bert, architecture).from_checkpoint_tensors(loaded, config, strict=True)
             model.save_pretrained(staging)
             recorded_casing = _write_tokenizer_files(vocab_dir, staging, do_lower_case, config.max_position_embeddings)
-            replace_directory(staging, dst)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
     finally:
         resolved.cleanup()
     report = ConversionReport(
@@ -226,52 +222,6 @@ def check_destination(dst: str, sources: list[str]) -> None:
             raise FileExistsError(
                 f"{dst}: holds the source {source}; replacing it would delete the checkpoint being converted"
             )
-
-
-def make_sibling_directory(path: str, prefix: str) -> str:
-    """A new, empty directory beside ``path`` (the same file system, so it can be renamed
-    into place), with the permissions a plain ``mkdir`` gives under the user's umask
-    (``tempfile.mkdtemp`` would make it private, 0700)."""
-    parent = os.path.dirname(os.path.abspath(path))
-    existing = parent
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise NotADirectoryError(f"{path}: {existing} is a file, not a directory")
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except OSError as e:
-        raise PermissionError(f"{path}: cannot create the directory {parent} ({e.strerror})") from None
-    for _ in range(100):
-        candidate = os.path.join(parent, prefix + secrets.token_hex(4))
-        try:
-            os.mkdir(candidate)
-            return candidate
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"{parent}: could not create a fresh {prefix}* directory")
-
-
-def replace_directory(new: str, dst: str) -> None:
-    """Move the complete directory ``new`` to ``dst``. An existing ``dst`` is first renamed
-    aside and deleted only once ``new`` is in place, so no moment leaves ``dst`` partial or
-    missing, and a failure puts the old one back. A symlink at ``dst`` is replaced, never
-    followed."""
-    if not os.path.lexists(dst):
-        os.rename(new, dst)
-        return
-    aside = make_sibling_directory(dst, ".replaced-")
-    os.rmdir(aside)  # only its unique name is wanted
-    os.rename(dst, aside)
-    try:
-        os.rename(new, dst)
-    except BaseException:
-        os.rename(aside, dst)
-        raise
-    if os.path.isdir(aside) and not os.path.islink(aside):
-        shutil.rmtree(aside)
-    else:
-        os.remove(aside)
 
 
 @dataclass

@@ -10,11 +10,12 @@ sequence, H hidden, N heads, D head dim.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import inspect
-import json
 import logging
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,9 +25,16 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from .checkpoints.errors import CheckpointError
-from .checkpoints.hf_format import SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
+from .checkpoints.hf_format import (
+    SAFE_WEIGHTS_INDEX_NAME,
+    SAFE_WEIGHTS_NAME,
+    WEIGHTS_FILE_NAMES,
+    WEIGHTS_INDEX_NAME,
+    WEIGHTS_NAME,
+)
 from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
 from .checkpoints.weight_map import fit_checkpoint_keys
+from .file_utils import directory_lock, fsync_directory, make_sibling_directory, staged_file, write_json
 from .masking_utils import get_extended_attention_mask
 
 logger = logging.getLogger(__name__)
@@ -439,51 +447,45 @@ class PreTrainedModel(nn.Module):
                 ``model.safetensors.index.json``; a single tensor larger than the limit gets a
                 shard of its own.
 
-        Weight files of an earlier save in the directory that this one does not rewrite are
-        removed, so a loader never picks up a stale one. Every file is written whole, then
-        renamed into place.
+        Files are written whole, under unique temporary names, then renamed into place
+        (``file_utils``): a kill or an error leaves the earlier save's files, never a part of
+        one. A new directory is built beside its final name and appears whole. An existing
+        one is locked while the save runs: saves into one directory from several processes
+        run one after the other (the last complete one wins), and ``from_pretrained`` never
+        reads half of one and half of another. This save's own earlier weight files (the
+        single file, shards and index of the format it writes) are replaced; weights of the
+        other format are kept, with a warning.
         """
-        from safetensors.torch import save_file
-
         save_directory = os.fspath(save_directory)
         if os.path.isfile(save_directory):
             raise ValueError(f"save_directory {save_directory} is a file; expected a directory")
         limit = parse_size(max_shard_size, "max_shard_size")
-        os.makedirs(save_directory, exist_ok=True)
-        config = dataclasses.replace(self.config, architectures=[type(self).__name__])
-        config.save_pretrained(save_directory)
         tied = self.tied_weights()  # stored once, under the source's name
         state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items() if k not in tied}
         shards = _split_into_shards(state_dict, limit)
-        single, pattern = (SAFE_WEIGHTS_NAME, "model-{:05d}-of-{:05d}.safetensors") if safe_serialization else \
-            (WEIGHTS_NAME, "pytorch_model-{:05d}-of-{:05d}.bin")
-        names = [single] if len(shards) == 1 else [pattern.format(i + 1, len(shards)) for i in range(len(shards))]
-        for name, shard in zip(names, shards):
-            path = os.path.join(save_directory, name)
-            tmp = path + ".tmp"  # write then rename: an interrupted save never leaves a truncated file
-            if safe_serialization:
-                save_file(shard, tmp, metadata={"format": "pt"})
-                os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates its files private (0600)
-            else:
-                torch.save(shard, tmp)
-            os.replace(tmp, path)
-        written = set(names)
-        if len(shards) > 1:
-            index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
-            index = {
-                "metadata": {"total_size": sum(t.numel() * t.element_size() for t in state_dict.values())},
-                "weight_map": {key: name for name, shard in zip(names, shards) for key in shard},
-            }
-            tmp = os.path.join(save_directory, index_name + ".tmp")
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(index, f, indent=2, sort_keys=True)
-                f.write("\n")
-            os.replace(tmp, os.path.join(save_directory, index_name))
-            written.add(index_name)
-        for name in os.listdir(save_directory):
-            if name not in written and _WEIGHTS_FILE.match(name):
-                os.remove(os.path.join(save_directory, name))  # a stale file from an earlier save
-        logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(names), save_directory)
+        config = dataclasses.replace(self.config, architectures=[type(self).__name__])
+        if not os.path.isdir(save_directory):  # a new directory: build it beside, then rename it into place
+            staging = make_sibling_directory(save_directory, ".saving-")
+            try:
+                names = _write_weights(staging, config, shards, state_dict, safe_serialization)
+                fsync_directory(staging)
+                try:
+                    os.rename(staging, save_directory)
+                    fsync_directory(os.path.dirname(os.path.abspath(save_directory)))
+                except OSError as e:  # another save created it meanwhile: move the files in, under its lock
+                    if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(save_directory):
+                        raise
+                    with directory_lock(save_directory, exclusive=True):
+                        for name in os.listdir(staging):
+                            os.replace(os.path.join(staging, name), os.path.join(save_directory, name))
+                        _keep_or_remove_other_weights(save_directory, names, safe_serialization)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        else:
+            with directory_lock(save_directory, exclusive=True):
+                names = _write_weights(save_directory, config, shards, state_dict, safe_serialization)
+                _keep_or_remove_other_weights(save_directory, names, safe_serialization)
+        logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(shards), save_directory)
 
     # --------------------------------------------------------------- loading
     @classmethod
@@ -551,30 +553,33 @@ class PreTrainedModel(nn.Module):
                 f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
             )
 
-        resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only)
-        try:
-            if config is None:
-                if resolved.config_path is None:
-                    raise CheckpointError(
-                        f"{resolved.source}: no config.json or bert_config.json beside this checkpoint; pass config="
-                    )
-                config = cls.config_class.from_json_file(resolved.config_path, **config_overrides)
-            elif config_overrides:
-                config = dataclasses.replace(config, **config_overrides)
-            if attn_implementation is not None:
-                config = dataclasses.replace(config, attn_implementation=attn_implementation)
-            config = dataclasses.replace(config, name_or_path=os.fspath(pretrained_model_name_or_path))
+        source = _checkpoint_argument(pretrained_model_name_or_path)
+        # A directory is read under its shared lock: a save running there finishes first.
+        with directory_lock(source, exclusive=False):
+            resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only)
+            try:
+                if config is None:
+                    if resolved.config_path is None:
+                        raise CheckpointError(
+                            f"{resolved.source}: no config.json or bert_config.json beside this checkpoint; pass config="
+                        )
+                    config = cls.config_class.from_json_file(resolved.config_path, **config_overrides)
+                elif config_overrides:
+                    config = dataclasses.replace(config, **config_overrides)
+                if attn_implementation is not None:
+                    config = dataclasses.replace(config, attn_implementation=attn_implementation)
+                config = dataclasses.replace(config, name_or_path=os.fspath(pretrained_model_name_or_path))
 
-            loaded = load_checkpoint_tensors(resolved)
-            if target_dtype == "auto":
-                float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
-                target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
+                loaded = load_checkpoint_tensors(resolved)
+                if target_dtype == "auto":
+                    float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
+                    target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
 
-            model, info = cls.from_checkpoint_tensors(
-                loaded, config, strict=strict, dtype=target_dtype or torch.float32, **init_kwargs
-            )
-        finally:
-            resolved.cleanup()
+                model, info = cls.from_checkpoint_tensors(
+                    loaded, config, strict=strict, dtype=target_dtype or torch.float32, **init_kwargs
+                )
+            finally:
+                resolved.cleanup()
 
         if device is not None:
             model.to(device)
@@ -729,11 +734,9 @@ class PreTrainedModel(nn.Module):
                 self._init_weights(module)
 
 
-#: The weight files save_pretrained writes (and so may replace): single, sharded and index.
-_WEIGHTS_FILE = re.compile(
-    r"^(model(-\d{5}-of-\d{5})?\.safetensors|model\.safetensors\.index\.json"
-    r"|pytorch_model(-\d{5}-of-\d{5})?\.bin|pytorch_model\.bin\.index\.json)$"
-)
+#: The weight files of each format save_pretrained writes: single, sharded and index.
+_SAFE_FAMILY = re.compile(r"^(model(-\d{5}-of-\d{5})?\.safetensors|model\.safetensors\.index\.json)$")
+_BIN_FAMILY = re.compile(r"^(pytorch_model(-\d{5}-of-\d{5})?\.bin|pytorch_model\.bin\.index\.json)$")
 #: Size units of max_shard_size, as transformers spells them: binary (KiB..), decimal (KB..),
 #: and decimal bits (Kb.., an eighth).
 _SIZE = re.compile(r"^\s*(\d+)\s*(GiB|MiB|KiB|GB|MB|KB|Gb|Mb|Kb|B)?\s*$", re.IGNORECASE)
@@ -755,6 +758,61 @@ def parse_size(value: int | str, argument: str) -> int:
     return number * scale // (8 if bits else 1)
 
 
+def _write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]], state_dict: dict[str, torch.Tensor],
+                   safe_serialization: bool) -> list[str]:
+    """Write config.json, the weight file(s) and, for several shards, the index, each
+    atomically; return the weight file names written."""
+    from safetensors.torch import save_file
+
+    config.save_pretrained(directory)
+    single, pattern = (SAFE_WEIGHTS_NAME, "model-{:05d}-of-{:05d}.safetensors") if safe_serialization else \
+        (WEIGHTS_NAME, "pytorch_model-{:05d}-of-{:05d}.bin")
+    names = [single] if len(shards) == 1 else [pattern.format(i + 1, len(shards)) for i in range(len(shards))]
+    for name, shard in zip(names, shards):
+        with staged_file(os.path.join(directory, name)) as staged:
+            if safe_serialization:
+                save_file(shard, staged, metadata={"format": "pt"})
+            else:
+                torch.save(shard, staged)
+    if len(shards) > 1:
+        index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
+        index = {
+            "metadata": {"total_size": sum(t.numel() * t.element_size() for t in state_dict.values())},
+            "weight_map": {key: name for name, shard in zip(names, shards) for key in shard},
+        }
+        write_json(os.path.join(directory, index_name), index, sort_keys=True)
+        names.append(index_name)
+    return names
+
+
+def _keep_or_remove_other_weights(directory: str, written: list[str], safe_serialization: bool) -> None:
+    """After a save: remove the earlier single file, shards and index of the format just
+    written that this save did not rewrite (a loader would read them first, or read stale
+    shards); keep every other weights file, and say which one a loader will read."""
+    own = _SAFE_FAMILY if safe_serialization else _BIN_FAMILY
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name in written or not os.path.isfile(path) or os.path.islink(path):
+            continue
+        if own.match(name):
+            os.remove(path)  # this format's earlier save: superseded by the files just written
+        elif (_BIN_FAMILY if safe_serialization else _SAFE_FAMILY).match(name):
+            first = next((n for n in WEIGHTS_FILE_NAMES if os.path.isfile(os.path.join(directory, n))), None)
+            read = "" if first in written else f"; from_pretrained reads {first} first, not the weights just written"
+            logger.warning("%s: kept %s, a weights file this save did not write%s", directory, name, read)
+
+
+def _checkpoint_argument(value: Any) -> str:
+    """``from_pretrained``'s first argument as a path string, or a TypeError naming it."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"pretrained_model_name_or_path must be a path or a hub id (str or os.PathLike), "
+                        f"got {type(value).__name__}")
+    source = os.fspath(value)
+    if not isinstance(source, str):
+        raise TypeError(f"pretrained_model_name_or_path must be a str path, got {type(source).__name__}")
+    return source
+
+
 def _split_into_shards(state_dict: dict[str, torch.Tensor], limit: int) -> list[dict[str, torch.Tensor]]:
     """Consecutive groups of tensors, each at most ``limit`` bytes (a larger tensor alone)."""
     shards: list[dict[str, torch.Tensor]] = [{}]
@@ -773,13 +831,6 @@ def _split_into_shards(state_dict: dict[str, torch.Tensor], limit: int) -> list[
 _CHECKPOINT_ARGUMENTS = frozenset(
     {"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop"}
 )
-
-
-def _umask() -> int:
-    """The process's umask (reading it means setting it: set it straight back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from . import unicode_tables
+from .file_utils import directory_lock, write_json, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -1323,6 +1324,11 @@ class BertTokenizer:
         ``bert_config.json``); or a hub id found in the local HuggingFace cache.
         ``overrides`` are ``__init__`` arguments (``do_lower_case=False``)."""
         directory = _tokenizer_directory(pretrained_model_name_or_path)
+        with directory_lock(directory, exclusive=False):  # a save running there finishes first
+            return cls._from_directory(directory, overrides)
+
+    @classmethod
+    def _from_directory(cls, directory: str, overrides: dict[str, Any]) -> BertTokenizer:
         kwargs: dict[str, Any] = {}
         config_path = os.path.join(directory, TOKENIZER_CONFIG_FILE)
         if os.path.isfile(config_path):
@@ -1382,15 +1388,13 @@ class BertTokenizer:
         self._compile_added()
 
     def save_pretrained(self, save_directory: str | os.PathLike) -> list[str]:
-        """Write ``vocab.txt``, ``tokenizer_config.json`` and ``special_tokens_map.json``."""
+        """Write ``vocab.txt``, ``tokenizer_config.json`` and ``special_tokens_map.json``
+        (created if needed), each whole or not at all (``file_utils``)."""
         directory = os.fspath(save_directory)
-        os.makedirs(directory, exist_ok=True)
         vocab_path = os.path.join(directory, VOCAB_FILES_NAMES["vocab_file"])
         ordered = sorted(self.vocab.items(), key=lambda item: item[1])
         if [i for _, i in ordered] != list(range(len(ordered))):
             raise ValueError("the vocabulary's ids are not 0..n-1 without gaps; it cannot be written as vocab.txt")
-        with open(vocab_path, "w", encoding="utf-8") as f:
-            f.writelines(token + "\n" for token, _ in ordered)
         specials = {"unk_token": self.unk_token, "sep_token": self.sep_token, "pad_token": self.pad_token,
                     "cls_token": self.cls_token, "mask_token": self.mask_token}
         config = {
@@ -1410,10 +1414,11 @@ class BertTokenizer:
         if self.additional_special_tokens:
             config["additional_special_tokens"] = list(self.additional_special_tokens)
         paths = [vocab_path, os.path.join(directory, TOKENIZER_CONFIG_FILE), os.path.join(directory, SPECIAL_TOKENS_MAP_FILE)]
-        for path, content in zip(paths[1:], (config, specials)):
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(content, f, indent=2, ensure_ascii=False)
-                f.write("\n")
+        os.makedirs(directory, exist_ok=True)
+        with directory_lock(directory, exclusive=True):  # each file whole; a reader sees one save's set
+            write_text(vocab_path, "".join(token + "\n" for token, _ in ordered))
+            for path, content in zip(paths[1:], (config, specials)):
+                write_json(path, content)
         return paths
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .file_utils import staged_file, write_text
+
 #: CJK fonts found on common systems, tried after the packaged Noto Sans CJK SC.
 CJK_FAMILIES = (
     "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN", "WenQuanYi Micro Hei",
@@ -245,7 +247,7 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
         fig.suptitle(title, fontsize=11)
         fig.tight_layout(rect=(0, 0, 1, 0.97))
         try:
-            with _replacing(out) as staged:
+            with staged_file(out) as staged:
                 fig.savefig(staged, dpi=100, format="png")
         finally:
             plt.close(fig)
@@ -407,36 +409,8 @@ def write_attention_html(maps: AttentionMaps, title: str, out: str | os.PathLike
     if not out.lower().endswith((".html", ".htm")):
         raise ValueError(f"--html {out}: give a .html file name")
     page = attention_html(maps, title, layer)
-    with _replacing(out) as staged, open(staged, "w", encoding="utf-8") as f:
-        f.write(page)
+    write_text(out, page)
     return out
-
-
-@contextlib.contextmanager
-def _replacing(out: str) -> Iterator[str]:
-    """A temporary path beside ``out``, renamed over it once written: a failure leaves no
-    half file, and an ``out`` that is a symlink is replaced, never written through (so a
-    link to a checkpoint file cannot be overwritten with a picture)."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(out))
-    os.makedirs(directory, exist_ok=True)
-    handle, staged = tempfile.mkstemp(prefix=".attention-", suffix=os.path.splitext(out)[1], dir=directory)
-    os.close(handle)
-    try:
-        yield staged
-        os.chmod(staged, 0o666 & ~_umask())
-        os.replace(staged, out)
-    except BaseException:
-        if os.path.exists(staged):
-            os.remove(staged)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def external_references(page: str) -> list[str]:

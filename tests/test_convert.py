@@ -211,8 +211,11 @@ def test_a_failed_conversion_leaves_the_old_destination_whole(google_copy, tmp_p
 
 
 def test_a_failed_swap_puts_the_old_destination_back(google_copy, tmp_path, monkeypatch):
-    import mini_hf_bert.convert as convert_module
+    """Where the system cannot swap two directories in one step (not Linux), the old
+    destination is renamed aside first; a failed second rename puts it back."""
+    import mini_hf_bert.file_utils as file_utils
 
+    monkeypatch.setattr(file_utils, "_exchange", lambda a, b: False)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("old output")
     real_rename = os.rename
@@ -222,7 +225,7 @@ def test_a_failed_swap_puts_the_old_destination_back(google_copy, tmp_path, monk
             raise OSError(18, "Invalid cross-device link")
         return real_rename(a, b)
 
-    monkeypatch.setattr(convert_module.os, "rename", rename)
+    monkeypatch.setattr(file_utils.os, "rename", rename)
     with pytest.raises(OSError, match="cross-device"):
         convert(google_copy, tmp_path / "out", overwrite=True, progress=False)
     assert (tmp_path / "out" / "keep.txt").read_text() == "old output"

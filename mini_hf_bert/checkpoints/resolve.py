@@ -78,8 +78,7 @@ def resolve_checkpoint(
     ``revision``, ``cache_dir`` and ``local_files_only`` apply to hub ids only, with
     transformers' meanings.
     """
-    source = os.fspath(path)
-    if not isinstance(source, str):
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(source := os.fspath(path), str):
         raise TypeError(f"pretrained_model_name_or_path must be a str or os.PathLike, got {type(path).__name__}")
     if os.path.isdir(source):
         return _resolve_directory(source, source)

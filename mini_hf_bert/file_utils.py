@@ -1,0 +1,431 @@
+"""How mini_hf_bert writes files: the one way every writer uses (docs/reliability.md).
+
+* ``staged_file(path)`` / ``atomic_write(path)``: the bytes go to a temporary file with a
+  unique name in the target's directory, are flushed to disk (fsync), and only then
+  renamed over the target. A crash, a kill or an exception leaves the old file or the new
+  one, never a part of either; two writers never share a temporary file; a symlink at the
+  target is replaced by the new file, never written through.
+* ``staged_directory(dst)``: a directory of several files is built beside ``dst`` and
+  renamed into place whole (on Linux swapped in with one ``renameat2`` call), so it
+  appears whole or not at all.
+* ``directory_lock(directory)``: an advisory lock (``flock``) on the directory itself.
+  Writers of a model directory hold it exclusively, readers shared, so a reader never sees
+  half of one save and half of another, and two saves into one directory run one after
+  the other: the last complete save wins.
+* ``RunLock``: a training run's hold on its output directory, a lock file naming the pid;
+  a second run into the same directory is refused while the first is alive. A killed run
+  leaves no lock behind (the kernel drops ``flock`` locks with the process).
+
+transformers: none (``save_pretrained`` there writes in place, with fixed names)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import json
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import IO, Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; locking is skipped there (docs/reliability.md)
+    fcntl = None
+
+logger = logging.getLogger(__name__)
+
+#: How long a reader or writer waits for another process's save in the same directory
+#: before giving up with an error naming the directory. A save of bert-large takes seconds.
+LOCK_TIMEOUT_SECONDS = 300.0
+#: The training run's lock file, in its output directory while the run is alive.
+RUN_LOCK_NAME = ".mini_hf_bert-run.lock"
+#: A temporary name keeps at most this much of the target's name (file names are <= 255 bytes).
+_MAX_STEM = 100
+
+
+class LockTimeoutError(TimeoutError):
+    """Another process held a directory's lock for longer than ``LOCK_TIMEOUT_SECONDS``."""
+
+
+class RunLockedError(FileExistsError):
+    """Another training run holds the output directory."""
+
+
+# --------------------------------------------------------------------------- files
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux
+    /proc), so no other thread ever sees a zero umask."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def fsync_directory(directory: str) -> None:
+    """Make a rename inside ``directory`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _mode_for(path: str) -> int:
+    """The permissions the new file gets: the old file's, else what ``open`` would give."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return 0o666 & ~current_umask()
+    if os.path.stat.S_ISREG(info.st_mode):
+        return info.st_mode & 0o7777
+    return 0o666 & ~current_umask()
+
+
+def _temporary_name(directory: str, name: str, suffix: str = ".tmp") -> str:
+    handle, staged = tempfile.mkstemp(prefix=f".{name[:_MAX_STEM]}.", suffix=suffix, dir=directory)
+    os.close(handle)
+    return staged
+
+
+@contextlib.contextmanager
+def staged_file(path: str | os.PathLike, make_parents: bool = True) -> Iterator[str]:
+    """A unique temporary path beside ``path`` for a writer that takes a path (torch.save,
+    safetensors, savefig); on a clean exit it is fsynced and renamed over ``path``.
+
+    Raises:
+        IsADirectoryError: ``path`` is a directory (a symlink is fine: it is replaced).
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", path)
+    if make_parents:
+        _make_parents(directory, path)
+    mode = _mode_for(path)
+    staged = _temporary_name(directory, os.path.basename(path))
+    try:
+        yield staged
+        _fsync_file(staged)
+        os.chmod(staged, mode)  # mkstemp (and safetensors) create files private (0600)
+        os.replace(staged, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(staged)
+        raise
+    fsync_directory(directory)
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+    """``open(path, mode)`` that replaces ``path`` only once the block has finished writing."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode={mode!r}: atomic_write writes a whole file, 'w' or 'wb'")
+    with staged_file(path) as staged, open(staged, mode, encoding=None if "b" in mode else encoding) as f:
+        yield f
+
+
+def write_text(path: str | os.PathLike, text: str) -> str:
+    """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
+    with atomic_write(path) as f:
+        f.write(text)
+    return os.fspath(path)
+
+
+def write_json(path: str | os.PathLike, value: Any, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """Write ``value`` as JSON (UTF-8, non-ASCII kept) to ``path`` atomically, a newline at the end."""
+    return write_text(path, json.dumps(value, indent=indent, sort_keys=sort_keys, ensure_ascii=False) + "\n")
+
+
+def _make_parents(directory: str, path: str) -> None:
+    existing = directory
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise NotADirectoryError(errno.ENOTDIR, f"{existing} is a file, not a directory", path)
+    os.makedirs(directory, exist_ok=True)
+
+
+# --------------------------------------------------------------------- directories
+
+
+def make_sibling_directory(path: str, prefix: str) -> str:
+    """A new, empty directory beside ``path`` (the same file system, so it can be renamed
+    into place), with the permissions a plain ``mkdir`` gives under the user's umask
+    (``tempfile.mkdtemp`` would make it private, 0700)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        _make_parents(parent, path)
+    except NotADirectoryError:
+        raise
+    except OSError as e:
+        raise PermissionError(errno.EACCES, f"cannot create the directory {parent} ({e.strerror})", path) from None
+    for _ in range(100):
+        candidate = os.path.join(parent, prefix + secrets.token_hex(4))
+        try:
+            os.mkdir(candidate)
+            return candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"could not create a fresh {prefix}* directory", parent)
+
+
+def _fsync_tree(root: str) -> None:
+    for directory, _, files in os.walk(root):
+        for name in files:
+            full = os.path.join(directory, name)
+            if os.path.isfile(full) and not os.path.islink(full):
+                _fsync_file(full)
+        fsync_directory(directory)
+
+
+#: renameat2's flag that swaps two paths in one step (Linux >= 3.15).
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap the directory entries ``a`` and ``b`` atomically; False where not supported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False  # a kernel or file system without RENAME_EXCHANGE
+    raise OSError(code, os.strerror(code), a, None, b)
+
+
+def replace_directory(new: str, dst: str, overwrite: bool = True) -> None:
+    """Put the complete directory ``new`` at ``dst``. An existing ``dst`` is swapped out in
+    one step where the system can (Linux), else renamed aside first; it is deleted only once
+    ``new`` is in place, and a failure puts it back. A symlink at ``dst`` is replaced,
+    never followed. Without ``overwrite`` only a missing or empty ``dst`` is replaced (one
+    that another writer filled meanwhile is left as it is: FileExistsError)."""
+    if not overwrite or not os.path.lexists(dst):
+        try:
+            os.rename(new, dst)  # over an empty directory at most
+        except OSError as e:
+            if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                raise FileExistsError(errno.EEXIST, "appeared while this was being written; it was left as it is",
+                                      dst) from None
+            raise
+        fsync_directory(os.path.dirname(os.path.abspath(dst)))
+        return
+    if _exchange(new, dst):
+        old = new  # the exchange left the old dst where new was
+    else:
+        old = make_sibling_directory(dst, ".replaced-")
+        os.rmdir(old)  # only its unique name is wanted
+        os.rename(dst, old)
+        try:
+            os.rename(new, dst)
+        except BaseException:
+            os.rename(old, dst)
+            raise
+    fsync_directory(os.path.dirname(os.path.abspath(dst)))
+    if os.path.isdir(old) and not os.path.islink(old):
+        shutil.rmtree(old)
+    else:
+        os.remove(old)
+
+
+@contextlib.contextmanager
+def staged_directory(dst: str, prefix: str, overwrite: bool = True) -> Iterator[str]:
+    """A fresh directory beside ``dst`` to write into; on a clean exit its files are
+    fsynced and it replaces ``dst`` whole (``replace_directory``); on an error it is removed."""
+    staging = make_sibling_directory(dst, prefix)
+    try:
+        yield staging
+        _fsync_tree(staging)
+        replace_directory(staging, dst, overwrite)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+# --------------------------------------------------------------------------- locks
+
+_held = threading.local()  # (st_dev, st_ino) of a directory -> [fd, exclusive, depth], per thread
+
+
+def _wait_for_flock(fd: int, operation: int, what: str, timeout: float) -> bool:
+    """flock with a deadline; False where the file system has no locks."""
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeoutError(
+                    f"{what}: another process has been writing here for over {timeout:.0f} s; "
+                    f"wait for it to finish, or stop it"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        except OSError as e:
+            if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.EBADF):
+                logger.debug("%s: no file locks on this file system (%s)", what, e.strerror)
+                return False
+            raise
+
+
+@contextlib.contextmanager
+def directory_lock(directory: str | os.PathLike, exclusive: bool, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """Hold ``directory``'s lock while the block runs: ``exclusive`` for a writer, shared for
+    a reader. Re-entrant within a thread (``save_pretrained`` saves the config under the
+    lock it already holds). Nothing happens where there is no such directory, no ``flock``
+    (Windows), or a file system without locks."""
+    directory = os.fspath(directory)
+    if fcntl is None or not os.path.isdir(directory):
+        yield
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        yield  # unreadable: whatever reads or writes next reports it, naming the path
+        return
+    info = os.fstat(fd)
+    key = (info.st_dev, info.st_ino)
+    held = _held.__dict__.setdefault("locks", {})
+    if key in held:
+        os.close(fd)
+        entry = held[key]
+        if exclusive and not entry[1]:
+            raise RuntimeError(f"{directory}: cannot write here while this thread is reading the same directory")
+        entry[2] += 1
+        try:
+            yield
+        finally:
+            entry[2] -= 1
+        return
+    try:
+        locked = _wait_for_flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH, directory, timeout)
+    except BaseException:
+        os.close(fd)
+        raise
+    held[key] = [fd, exclusive, 1]
+    try:
+        yield
+    finally:
+        del held[key]
+        if locked:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+class RunLock:
+    """A training run's hold on its output directory: ``OUT/.mini_hf_bert-run.lock``, locked
+    (``flock``) and holding the run's pid, removed when the run ends. Re-entrant within a
+    process (``finetune`` locks OUT, then runs its baseline inside it).
+
+    Args:
+        directory: the output directory; created (with its parents) if missing.
+
+    Raises:
+        RunLockedError: another live process holds it; the message names its pid.
+    """
+
+    _open: dict[str, list] = {}  # realpath -> [lock, depth], this process's held run locks
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self.directory = os.fspath(directory)
+        self.created_directory = False
+        self._fd: int | None = None
+
+    def __enter__(self) -> RunLock:
+        real = os.path.realpath(self.directory)
+        if real in RunLock._open:
+            RunLock._open[real][1] += 1
+            self._fd = -1  # re-entered: the outer holder releases
+            return self
+        if not os.path.lexists(self.directory):
+            _make_parents(os.path.dirname(os.path.abspath(self.directory)), self.directory)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(self.directory)
+                self.created_directory = True
+        path = os.path.join(self.directory, RUN_LOCK_NAME)
+        while True:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except OSError as e:
+                raise OSError(e.errno, f"cannot create the run's lock file ({e.strerror})", path) from None
+            if fcntl is None:
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                with open(fd, encoding="utf-8", errors="replace", closefd=True) as f:
+                    owner = f.read().strip() or "unknown"
+                raise RunLockedError(
+                    f"{self.directory}: another run (pid {owner}) is writing here; wait for it to end, "
+                    f"or choose another output directory"
+                ) from None
+            except OSError as e:
+                if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL):
+                    os.close(fd)
+                    raise
+                break  # a file system without locks: the pid file alone
+            try:  # the previous holder may have removed the file between our open and lock
+                same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        RunLock._open[real] = [self, 1]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        real = os.path.realpath(self.directory)
+        entry = RunLock._open.get(real)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] or self._fd == -1:
+            return
+        del RunLock._open[real]
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.directory, RUN_LOCK_NAME))  # while still locked: no one else holds this file
+        os.close(self._fd)
+        self._fd = None
+        if self.created_directory:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.directory)  # only if the run wrote nothing: rmdir refuses a non-empty directory
