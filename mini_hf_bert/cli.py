@@ -276,28 +276,17 @@ def run(args: argparse.Namespace) -> int:
         print(bench.format_report(report), end="")
         return 0
     if args.command == "finetune":
-        import os
+        from .finetuning import finetune_and_compare
 
-        from .finetuning import finetune as run_finetune
-
-        options = dict(max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
-                       max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
-                       eval_every=args.eval_every, save_every=args.save_every, seed=args.seed,
-                       progress=not args.no_progress, bf16=args.bf16)
-        result = run_finetune(args.task, args.checkpoint, args.output_dir, resume=args.resume, **options)
-        rows = [(f"fine-tuned from {args.checkpoint}", result.value)]
-        if not args.no_scratch_baseline:
-            from .training import latest_checkpoint
-
-            scratch_dir = os.path.join(args.output_dir, "from-scratch")
-            resume_scratch = args.resume and latest_checkpoint(scratch_dir) is not None
-            scratch = run_finetune(args.task, args.checkpoint, scratch_dir, from_scratch=True, resume=resume_scratch,
-                                   **options)
-            rows.append(("the same from random weights", scratch.value))
-        rows.append(("majority class", result.majority_baseline))
-        if result.trainer.rank == 0:
-            print(f"{args.task}: held-out {result.metric} after {result.trainer.step} steps")
-            for name, value in rows:
+        report = finetune_and_compare(
+            args.task, args.checkpoint, args.output_dir, scratch_baseline=not args.no_scratch_baseline,
+            resume=args.resume, max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
+            max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
+            eval_every=args.eval_every, save_every=args.save_every, seed=args.seed, progress=not args.no_progress,
+            bf16=args.bf16)
+        if report.result.trainer.rank == 0:
+            print(f"{args.task}: held-out {report.result.metric} after {report.result.trainer.step} steps")
+            for name, value in report.rows:
                 print(f"  {value:7.4f}  {name}")
         return 0
     raise AssertionError(f"unhandled command {args.command}")

@@ -26,7 +26,15 @@ from torch import nn
 
 from .modeling_bert import BertForSequenceClassification, BertForTokenClassification
 from .tokenization_bert import BertTokenizer
-from .training import Trainer, TrainingConfig, TrainingTask, check_output_dir, latest_checkpoint
+from .training import (
+    Trainer,
+    TrainingConfig,
+    TrainingTask,
+    latest_checkpoint,
+    output_directory,
+    run_arguments,
+    vocabulary_digest,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -252,35 +260,68 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
 
     if task not in TASKS:
         raise ValueError(f"task {task!r}: expected one of {', '.join(TASKS)}")
-    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun, rank 0 checks before anything is written
-        check_output_dir(output_dir, [checkpoint], resume)
-    examples = sentiment_reviews() if task == "sentiment" else entity_sentences()
-    train, held_out = _split(examples, seed, max_examples)
-    tokenizer = tokenizer_for(checkpoint)
-    model_class = BertForSequenceClassification if task == "sentiment" else BertForTokenClassification
-    labels = {"num_labels": 2} if task == "sentiment" else {
-        "num_labels": len(NER_LABELS), "id2label": dict(enumerate(NER_LABELS)),
-        "label2id": {label: i for i, label in enumerate(NER_LABELS)}}
-    torch.manual_seed(seed)
-    model = model_class.from_pretrained(checkpoint, strict=False, **labels)  # the head is new: said in the log
-    if from_scratch:
-        model = model_class(model.config)  # same shape, random weights
-    if max_length > model.config.max_position_embeddings:  # the model has no positions past its table
-        logger.warning("max_length %d is more than the model's %d positions: using %d", max_length,
-                       model.config.max_position_embeddings, model.config.max_position_embeddings)
-        max_length = model.config.max_position_embeddings
-    setup = FinetuningSetup(task, tokenizer, train, held_out, max_length)
     config = TrainingConfig(output_dir=output_dir, max_steps=max_steps, batch_size=batch_size,
                             learning_rate=learning_rate, warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
                             optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
                             progress=progress, bf16=bf16)
-    trainer = Trainer(model, sentiment_task(setup) if task == "sentiment" else ner_task(setup), config)
-    if resume:
-        found = latest_checkpoint(output_dir)
-        if found is None:
-            raise FileNotFoundError(f"{output_dir}: --resume, but there is no checkpoint-STEP directory to resume from")
-        trainer.resume(found)
-    trainer.train()
+    config.check(int(os.environ.get("WORLD_SIZE", "1")))  # every argument checked before anything is written
+    if max_length < 1:
+        raise ValueError(f"max_length must be a positive int, got {max_length!r}")
+    arguments = dict(command="finetune", task=task, checkpoint=os.path.abspath(checkpoint) if os.path.exists(checkpoint)
+                     else checkpoint, max_length=max_length, max_examples=max_examples, from_scratch=from_scratch)
+    with output_directory(output_dir, [checkpoint], resume, run_arguments(config, arguments)):
+        examples = sentiment_reviews() if task == "sentiment" else entity_sentences()
+        train, held_out = _split(examples, seed, max_examples)
+        tokenizer = tokenizer_for(checkpoint)
+        model_class = BertForSequenceClassification if task == "sentiment" else BertForTokenClassification
+        labels = {"num_labels": 2} if task == "sentiment" else {
+            "num_labels": len(NER_LABELS), "id2label": dict(enumerate(NER_LABELS)),
+            "label2id": {label: i for i, label in enumerate(NER_LABELS)}}
+        torch.manual_seed(seed)
+        model = model_class.from_pretrained(checkpoint, strict=False, **labels)  # the head is new: said in the log
+        if from_scratch:
+            model = model_class(model.config)  # same shape, random weights
+        if max_length > model.config.max_position_embeddings:  # the model has no positions past its table
+            logger.warning("max_length %d is more than the model's %d positions: using %d", max_length,
+                           model.config.max_position_embeddings, model.config.max_position_embeddings)
+            max_length = model.config.max_position_embeddings
+        setup = FinetuningSetup(task, tokenizer, train, held_out, max_length)
+        arguments["vocabulary_sha256"] = vocabulary_digest(tokenizer)
+        trainer = Trainer(model, sentiment_task(setup) if task == "sentiment" else ner_task(setup), config, arguments)
+        if resume:
+            trainer.resume_latest()
+        trainer.train()
     metric = "accuracy" if task == "sentiment" else "entity_f1"
     final = trainer.history.evaluations[-1][metric] if trainer.history.evaluations else float("nan")
     return FinetuningResult(trainer, metric, final, majority_baseline(task, train, held_out))
+
+
+@dataclass
+class FinetuningReport:
+    """``finetune_and_compare``'s result: the fine-tuned run and the metric of each row.
+
+    transformers: none
+    """
+
+    result: FinetuningResult
+    rows: list[tuple[str, float]]  # (what, held-out metric): fine-tuned, from random weights, majority class
+
+
+def finetune_and_compare(task: str, checkpoint: str, output_dir: str, *, scratch_baseline: bool = True,
+                         resume: bool = False, **options) -> FinetuningReport:
+    """``finetune`` into ``output_dir``, then (``scratch_baseline``) the same from random
+    weights into ``output_dir/from-scratch``, holding ``output_dir`` for both; the rows
+    ``python -m mini_hf_bert finetune`` prints. ``options`` are ``finetune``'s.
+
+    transformers: none
+    """
+    with output_directory(output_dir, [checkpoint], resume):
+        result = finetune(task, checkpoint, output_dir, resume=resume, **options)
+        rows = [(f"fine-tuned from {checkpoint}", result.value)]
+        if scratch_baseline:
+            scratch_dir = os.path.join(output_dir, "from-scratch")
+            resume_scratch = resume and latest_checkpoint(scratch_dir) is not None
+            scratch = finetune(task, checkpoint, scratch_dir, from_scratch=True, resume=resume_scratch, **options)
+            rows.append(("the same from random weights", scratch.value))
+    rows.append(("majority class", result.majority_baseline))
+    return FinetuningReport(result, rows)

@@ -11,6 +11,8 @@ a mean over the global batch (every masked token, every pair).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import random
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .build_vocab import build_char_vocab, train_wordpiece, write_vocab
+from .build_vocab import build_char_vocab, train_wordpiece
 from .configuration_bert import BertConfig
 from .modeling_bert import BertForPreTraining
 from .pretraining_data import (
@@ -31,7 +33,7 @@ from .pretraining_data import (
     mask_tokens_dynamically,
 )
 from .tokenization_bert import BertTokenizer
-from .training import Trainer, TrainingConfig, TrainingTask, check_output_dir, latest_checkpoint
+from .training import Trainer, TrainingConfig, TrainingTask, output_directory, run_arguments, vocabulary_digest
 
 logger = logging.getLogger(__name__)
 
@@ -81,11 +83,8 @@ class PretrainingSetup:
     model: BertForPreTraining
     train_instances: list[TrainingInstance]
     eval_instances: list[TrainingInstance]
-
-
-def _rank() -> int:
-    """This process's rank under torchrun (0 alone)."""
-    return int(os.environ.get("RANK", "0"))
+    corpus_sha256: str = ""  # the documents read (after max_documents): a changed corpus refuses --resume
+    vocabulary_sha256: str = ""  # the tokens and casing: a changed vocabulary refuses --resume
 
 
 def split_documents(documents: list[list[str]], seed: int) -> tuple[list[list[str]], list[list[str]]]:
@@ -102,13 +101,13 @@ def split_documents(documents: list[list[str]], seed: int) -> tuple[list[list[st
     return [documents[i] for i in order[held_out:]], [documents[i] for i in order[:held_out]]
 
 
-def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, size: str = "quick",
+def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quick",
                         max_seq_length: int = 128, dupe_factor: int = 5, masked_lm_prob: float = 0.15,
                         max_predictions_per_seq: int = 20, whole_word_mask: bool = False, seed: int = 12345,
                         max_documents: int | None = None, dropout: float = 0.1, build_vocab: str = "auto",
                         vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> PretrainingSetup:
     """Read the corpus, set the held-out documents aside, get a vocabulary, make the
-    instances and a fresh model.
+    instances and a fresh model. Nothing is written.
 
     transformers: none (google-research/bert: ``create_pretraining_data.py`` + ``run_pretraining.py``)
     """
@@ -120,11 +119,8 @@ def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, 
     if max_documents is not None:
         documents = documents[:max_documents]
     train_documents, eval_documents = split_documents([d for d in documents if d], seed)
-    if vocab is None:
-        os.makedirs(output_dir, exist_ok=True)
+    if vocab is None:  # every rank builds the same list; it is written with the first checkpoint
         tokens = build_vocabulary(train_documents, build_vocab, vocab_size)
-        if _rank() == 0:  # under torchrun every rank builds the same list; one writes it
-            write_vocab(tokens, os.path.join(output_dir, "vocab.txt"))
         tokenizer = BertTokenizer(vocab={token: index for index, token in enumerate(tokens)}, do_lower_case=True)
     else:
         tokenizer = tokenizer_for(vocab)
@@ -139,7 +135,9 @@ def prepare_pretraining(corpus: str, output_dir: str, vocab: str | None = None, 
                         num_attention_heads=heads, intermediate_size=intermediate,
                         max_position_embeddings=max_seq_length, pad_token_id=tokenizer.pad_token_id,
                         hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
-    return PretrainingSetup(tokenizer, BertForPreTraining(config), train, evaluation)
+    corpus_sha256 = hashlib.sha256(json.dumps(documents, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return PretrainingSetup(tokenizer, BertForPreTraining(config), train, evaluation,
+                            corpus_sha256=corpus_sha256, vocabulary_sha256=vocabulary_digest(tokenizer))
 
 
 def pretraining_task(setup: PretrainingSetup, seed: int, dynamic_masking: bool = False,
@@ -219,22 +217,27 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
 
     transformers: none (google-research/bert: ``run_pretraining.py``)
     """
-    if _rank() == 0:  # before anything is written; under torchrun rank 0 checks, the others wait for it
-        check_output_dir(output_dir, [corpus if os.path.exists(corpus) else None, vocab], resume)
-    setup = prepare_pretraining(corpus, output_dir, vocab, size, max_seq_length, dupe_factor, masked_lm_prob,
-                                whole_word_mask=whole_word_mask, seed=seed, max_documents=max_documents,
-                                dropout=dropout, build_vocab=build_vocab, vocab_size=vocab_size)
+    if size not in MODEL_SIZES:
+        raise ValueError(f"size={size!r}: expected one of {', '.join(MODEL_SIZES)}")
     config = TrainingConfig(output_dir=output_dir, max_steps=max_steps, batch_size=batch_size,
                             gradient_accumulation_steps=gradient_accumulation_steps, learning_rate=learning_rate,
                             warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
                             optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
                             progress=progress, bf16=bf16)
-    trainer = Trainer(setup.model, pretraining_task(setup, seed, dynamic_masking, masked_lm_prob), config)
-    if resume:
-        checkpoint = latest_checkpoint(output_dir)
-        if checkpoint is None:
-            raise FileNotFoundError(f"{output_dir}: --resume, but there is no checkpoint-STEP directory to resume from")
-        trainer.resume(checkpoint)
-        logger.info("resuming from %s (step %d)", checkpoint, trainer.step)
-    trainer.train()
+    config.check(int(os.environ.get("WORLD_SIZE", "1")))  # every argument checked before anything is written
+    arguments = dict(command="pretrain", corpus=os.path.abspath(corpus) if os.path.exists(corpus) else corpus,
+                     vocab=None if vocab is None else os.path.abspath(vocab), size=size, max_seq_length=max_seq_length,
+                     dupe_factor=dupe_factor, masked_lm_prob=masked_lm_prob, whole_word_mask=whole_word_mask,
+                     dynamic_masking=dynamic_masking, max_documents=max_documents, dropout=dropout,
+                     build_vocab=build_vocab, vocab_size=vocab_size)
+    with output_directory(output_dir, [corpus if os.path.exists(corpus) else None, vocab], resume,
+                          run_arguments(config, arguments)):
+        setup = prepare_pretraining(corpus, vocab, size, max_seq_length, dupe_factor, masked_lm_prob,
+                                    whole_word_mask=whole_word_mask, seed=seed, max_documents=max_documents,
+                                    dropout=dropout, build_vocab=build_vocab, vocab_size=vocab_size)
+        arguments.update(corpus_sha256=setup.corpus_sha256, vocabulary_sha256=setup.vocabulary_sha256)
+        trainer = Trainer(setup.model, pretraining_task(setup, seed, dynamic_masking, masked_lm_prob), config, arguments)
+        if resume:
+            trainer.resume_latest()
+        trainer.train()
     return trainer

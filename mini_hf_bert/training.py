@@ -20,22 +20,35 @@ Checkpoints (``checkpoint-STEP/``) hold the model in transformers' format (``fro
 in transformers loads it), the vocabulary, and ``trainer_state.pt``: the optimiser and
 schedule state, read back with ``torch.load(weights_only=True)`` (tensors and numbers only:
 loading it cannot run code). Only rank 0 writes.
+
+What a kill cannot break (docs/reliability.md): a checkpoint is built in a staging
+directory, ``checkpoint_complete.json`` is written into it last, and only then is it renamed
+to ``checkpoint-STEP``; ``--resume`` takes the newest checkpoint whose marker, files and
+state check out, and says which it skipped and why. The output directory is held by a
+``RunLock`` for the whole run, and every file in it is written whole (``file_utils``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import logging
 import os
 import re
+import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch import nn
 
+from .checkpoints.errors import CheckpointError
+from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, read_safetensors
+from .file_utils import RUN_LOCK_NAME, RunLock, make_sibling_directory, staged_directory, staged_file, write_json, write_text
 from .optimization import (
     MAX_GRAD_NORM,
     AdamWeightDecay,
@@ -46,10 +59,27 @@ from .optimization import (
 
 #: What a checkpoint directory is called: checkpoint-<optimiser step>.
 CHECKPOINT_PREFIX = "checkpoint-"
+_CHECKPOINT_NAME = re.compile(re.escape(CHECKPOINT_PREFIX) + r"(\d+)")
+#: A checkpoint being written: a hidden directory beside its final name, until it is complete.
+_STAGING_NAME = re.compile(r"\." + re.escape(CHECKPOINT_PREFIX) + r"\d+\.partial-[0-9a-f]{8}")
 TRAINER_STATE = "trainer_state.pt"
+#: Written last into a checkpoint: its step, its files' sizes and the run's arguments.
+COMPLETE_MARKER = "checkpoint_complete.json"
+HISTORY_FILE = "training_history.json"
 LOG_FILE = "log.jsonl"
 PLOT_FILE = "training_curves.png"
 OPTIMIZERS = ("adamw", "google")
+logger = logging.getLogger(__name__)
+#: Arguments that may change on --resume: they decide what is shown and when, not what is computed.
+RESUMABLE_CHANGES = frozenset({"progress", "eval_every", "save_every"})
+
+
+class ResumeError(CheckpointError):
+    """A checkpoint that cannot be resumed from."""
+
+
+class ArgumentsChangedError(ResumeError):
+    """``--resume`` asked for other arguments than the run that wrote the checkpoint."""
 
 
 @dataclass
@@ -165,7 +195,10 @@ class Trainer:
     transformers: ``trainer.Trainer`` (a small one: what pre-training and fine-tuning BERT need)
     """
 
-    def __init__(self, model: nn.Module, task: TrainingTask, config: TrainingConfig) -> None:
+    def __init__(self, model: nn.Module, task: TrainingTask, config: TrainingConfig,
+                 arguments: dict[str, Any] | None = None) -> None:
+        """``arguments``: what the run was asked for (JSON values), kept in every
+        checkpoint; ``resume`` refuses a checkpoint whose run was asked for something else."""
         self.rank, self.world_size, self.device = distributed_context()
         config.check(self.world_size)
         if not task.examples:
@@ -180,9 +213,11 @@ class Trainer:
             self.optimizer = torch.optim.AdamW(parameter_groups(self.model, config.weight_decay), lr=config.learning_rate)
             schedule = get_linear_schedule_with_warmup
         self.scheduler = schedule(self.optimizer, config.warmup_steps, config.max_steps)
+        self.arguments = run_arguments(config, arguments)
         self.step = 0
         self.last_tokens = 0  # tokens (not padding) in the last step's global batch
         self.history = History()
+        self.log_records: list[dict] = []  # log.jsonl, rewritten whole at each evaluation
 
     # ------------------------------------------------------------------ one step
     def _micro_batches(self, step: int) -> list[dict[str, torch.Tensor]]:
@@ -240,7 +275,7 @@ class Trainer:
             if self.step % config.eval_every == 0 or self.step == config.max_steps:
                 self._evaluate()
             if self.step % config.save_every == 0 or self.step == config.max_steps:
-                self.save(os.path.join(config.output_dir, f"{CHECKPOINT_PREFIX}{self.step}"))
+                self.save_checkpoint()
         if bar is not None:
             bar.close()
         if self.world_size > 1:  # DDP keeps the copies equal: check it, and log by how much they differ
@@ -249,9 +284,8 @@ class Trainer:
             dist.all_gather(copies, flat)
             spread = max(float((c - copies[0]).abs().max()) for c in copies)
             if self.rank == 0:
-                _log(config.output_dir, {"ranks": self.world_size, "rank_parameter_max_diff": spread})
-        self.save(config.output_dir, trainer_state=False)
-        _barrier(self.world_size)
+                self._log({"ranks": self.world_size, "rank_parameter_max_diff": spread})
+        self.save_final()
         return self.history
 
     def _evaluate(self) -> None:
@@ -263,57 +297,286 @@ class Trainer:
                 metrics = {"step": self.step, **self.task.evaluate(self.model)}
             self.model.train()
             self.history.evaluations.append(metrics)
-            _log(self.config.output_dir, {"eval": metrics})
+            self._log({"eval": metrics})
         _barrier(self.world_size)
 
+    def _log(self, record: dict) -> None:
+        self.log_records.append(record)
+        write_text(os.path.join(self.config.output_dir, LOG_FILE), "".join(json.dumps(r) + "\n" for r in self.log_records))
+
     # ------------------------------------------------------------------ checkpoints
-    def save(self, directory: str, trainer_state: bool = True) -> None:
-        """The model (transformers' format), the task's files, and with ``trainer_state``
-        what resuming needs. Rank 0 writes; the others wait."""
+    def save_checkpoint(self) -> str:
+        """``OUTPUT_DIR/checkpoint-STEP``: the model, the task's files, ``trainer_state.pt``,
+        the history, and last the marker; built in a staging directory and renamed into
+        place whole. Rank 0 writes; the others wait. Returns the checkpoint's path."""
+        name = f"{CHECKPOINT_PREFIX}{self.step}"
+        target = os.path.join(self.config.output_dir, name)
         if self.rank == 0:
-            os.makedirs(directory, exist_ok=True)
-            self.model.save_pretrained(directory)
-            if self.task.save_extra is not None:
-                self.task.save_extra(directory)
-            if trainer_state:
+            if os.path.lexists(target):  # never ours to delete or write through: moved aside
+                aside = make_sibling_directory(target, f"{name}.replaced-")
+                os.rmdir(aside)
+                os.rename(target, aside)
+                logger.warning("%s was already there; moved it aside to %s", target, aside)
+            with staged_directory(target, f".{name}.partial-", overwrite=False) as staging:
+                self._save_model_files(staging)
                 state = {"step": self.step, "optimizer": self.optimizer.state_dict(),
                          "scheduler": self.scheduler.state_dict(), "config": asdict(self.config),
                          "history": {"steps": self.history.steps, "evaluations": self.history.evaluations}}
-                torch.save(state, os.path.join(directory, TRAINER_STATE))
-            with open(os.path.join(directory, "training_history.json"), "w", encoding="utf-8") as f:
-                json.dump({"steps": self.history.steps, "evaluations": self.history.evaluations}, f)
-            plot_history(self.history, os.path.join(self.config.output_dir, PLOT_FILE))
+                with staged_file(os.path.join(staging, TRAINER_STATE)) as staged:
+                    torch.save(state, staged)
+                files = {f: os.path.getsize(os.path.join(staging, f)) for f in sorted(os.listdir(staging))}
+                write_json(os.path.join(staging, COMPLETE_MARKER),
+                           {"step": self.step, "files": files, "arguments": self.arguments})
+            self._write_output_files()
+        _barrier(self.world_size)
+        return target
+
+    def save_final(self) -> None:
+        """The trained model in the output directory itself (transformers' format), beside
+        the history, log and curves. Rank 0 writes; the others wait."""
+        if self.rank == 0:
+            self._save_model_files(self.config.output_dir, tokenizer=False)
+            self._write_output_files()
         _barrier(self.world_size)
 
-    def resume(self, directory: str) -> None:
-        """Continue from ``directory`` (a checkpoint this trainer wrote): weights, optimiser,
-        schedule and step; the data order and dropout follow from the step."""
-        from safetensors.torch import load_file
+    def _save_model_files(self, directory: str, tokenizer: bool = True) -> None:
+        self.model.save_pretrained(directory)
+        if tokenizer and self.task.save_extra is not None:
+            self.task.save_extra(directory)
+        write_json(os.path.join(directory, HISTORY_FILE),
+                   {"steps": self.history.steps, "evaluations": self.history.evaluations}, indent=None)
 
-        path = os.path.join(directory, TRAINER_STATE)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{directory}: no {TRAINER_STATE} here; not a checkpoint this trainer wrote")
+    def _write_output_files(self) -> None:
+        """The output directory's own files: the tokenizer once (a fresh run's first save;
+        ``resume`` has checked any that is there against the run's), the history and the
+        curves."""
+        out = self.config.output_dir
+        if self.task.save_extra is not None and not os.path.lexists(os.path.join(out, "vocab.txt")):
+            self.task.save_extra(out)
+        write_json(os.path.join(out, HISTORY_FILE),
+                   {"steps": self.history.steps, "evaluations": self.history.evaluations}, indent=None)
+        plot_history(self.history, os.path.join(out, PLOT_FILE))
+
+    # ------------------------------------------------------------------ resuming
+    def resume(self, directory: str) -> None:
+        """Continue from ``directory`` (a complete checkpoint this trainer wrote): weights,
+        optimiser, schedule and step; the data order and dropout follow from the step.
+        Everything is read and checked before anything is set.
+
+        Raises:
+            ResumeError: naming the file and what is wrong with it.
+        """
+        step = _checkpoint_step(directory)
+        marker = read_marker(directory)
+        if marker["step"] != step:
+            raise ResumeError(f"{os.path.join(directory, COMPLETE_MARKER)}: says step {marker['step']}, "
+                              f"but the directory is {os.path.basename(directory)}")
+        check_same_arguments(directory, marker, self.arguments)
+        state = read_trainer_state(os.path.join(directory, TRAINER_STATE), step, self.config.max_steps)
+        weights_path = os.path.join(directory, SAFE_WEIGHTS_NAME)
+        weights = read_safetensors(weights_path)
+        tied = self.model.tied_weights() if hasattr(self.model, "tied_weights") else {}  # saved once, under the source
+        expected = {k: v for k, v in self.model.state_dict().items() if k not in tied}
+        missing = [k for k in expected if k not in weights]
+        unexpected = [k for k in weights if k not in expected]
+        wrong = [f"{k} {tuple(weights[k].shape)} (the model's is {tuple(v.shape)})"
+                 for k, v in expected.items() if k in weights and weights[k].shape != v.shape]
+        if missing or unexpected or wrong:
+            raise ResumeError(f"{weights_path}: does not fit this model (missing {missing[:3]}, unexpected "
+                              f"{unexpected[:3]}, other shapes {wrong[:3]})")
+        before = self.optimizer.state_dict()
         try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as e:  # noqa: BLE001 - a corrupt or hostile file: say which, never run it
-            raise ValueError(f"{path}: not a trainer state this trainer can read ({type(e).__name__}: {e})") from None
-        weights = load_file(os.path.join(directory, "model.safetensors"))
-        missing, unexpected = self.model.load_state_dict(weights, strict=False)
-        missing = [k for k in missing if k not in getattr(self.model, "_tied_weights_keys", {})]
-        if missing or unexpected:
-            raise ValueError(f"{directory}: the checkpoint does not fit this model (missing {missing[:3]}, "
-                             f"unexpected {unexpected[:3]})")
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.scheduler.load_state_dict(state["scheduler"])
+        except (ValueError, KeyError, TypeError, RuntimeError, IndexError) as e:
+            self.optimizer.load_state_dict(before)
+            raise ResumeError(f"{os.path.join(directory, TRAINER_STATE)}: its optimiser state does not fit this "
+                              f"model and optimiser ({type(e).__name__}: {e})") from None
+        self.model.load_state_dict(weights, strict=False)
         self.model.tie_weights()
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.step = int(state["step"])
+        self.step = step
         self.history = History(state["history"]["steps"], state["history"]["evaluations"])
+        self.log_records = [{"eval": e} for e in self.history.evaluations]
+
+    def resume_latest(self) -> str:
+        """Resume from the newest checkpoint of the output directory that checks out,
+        skipping (with a warning naming each) those that do not. Returns its path.
+
+        Raises:
+            ResumeError: no checkpoint to resume from; the message lists why each was skipped.
+        """
+        skipped = []
+        for directory in complete_checkpoints(self.config.output_dir, skipped):
+            try:
+                self.resume(directory)
+            except ArgumentsChangedError:
+                raise
+            except ResumeError as e:
+                skipped.append(str(e))
+                logger.warning("skipping %s: %s", directory, e)
+                continue
+            logger.info("resuming from %s (step %d)", directory, self.step)
+            return directory
+        why = f" ({'; '.join(skipped)})" if skipped else ""
+        raise ResumeError(f"{self.config.output_dir}: --resume, but there is no complete checkpoint-STEP directory "
+                          f"to resume from{why}")
+
+
+def run_arguments(config: TrainingConfig, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a run was asked for, as ``Trainer`` records it in each checkpoint: the
+    ``TrainingConfig`` (its output directory aside) and the caller's ``extra``.
+
+    transformers: none
+    """
+    arguments = {**asdict(config), **(extra or {})}
+    arguments.pop("output_dir")
+    return arguments
+
+
+def vocabulary_digest(tokenizer) -> str:
+    """SHA-256 of a tokenizer's tokens in id order and its casing: recorded with a run's
+    arguments, so ``--resume`` with another vocabulary is refused.
+
+    transformers: none
+    """
+    tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    return hashlib.sha256(json.dumps([tokens, tokenizer.do_lower_case], ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def check_same_arguments(directory: str, marker: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """Refuse to resume from ``directory`` (whose marker is ``marker``) with arguments that
+    differ from its run's, naming each one (``RESUMABLE_CHANGES`` may differ).
+
+    Raises:
+        ArgumentsChangedError: ``--name: X now, Y in the checkpoint`` for each difference.
+
+    transformers: none
+    """
+    recorded = marker.get("arguments", {})
+    differences = [f"--{key.replace('_', '-')}: {arguments[key]!r} now, {recorded.get(key)!r} in the checkpoint"
+                   for key in sorted(arguments)
+                   if key not in RESUMABLE_CHANGES and arguments[key] != recorded.get(key)]
+    if differences:
+        raise ArgumentsChangedError(
+            f"{directory}: --resume with other arguments than the run that wrote it: " + "; ".join(differences)
+            + ". Resume with the same arguments, or start a new output directory"
+        )
+
+
+@contextlib.contextmanager
+def output_directory(output_dir: str, sources: list[str | None], resume: bool,
+                     arguments: dict[str, Any] | None = None) -> Iterator[None]:
+    """Hold ``output_dir`` for a run, checked before anything is written in it: not an
+    input nor holding one, empty unless resuming (``check_output_dir``); then locked
+    (``RunLock``: a second run is refused, naming this one's pid), checked again under the
+    lock, and with ``resume`` its newest complete checkpoint found and, given
+    ``arguments``, its run's arguments compared. Unfinished checkpoints of a killed run
+    are removed. Under torchrun only rank 0 checks and holds it.
+
+    transformers: none
+    """
+    if int(os.environ.get("RANK", "0")) != 0:
+        yield
+        return
+    check_output_dir(output_dir, sources, resume)
+    with RunLock(output_dir):
+        check_output_dir(output_dir, sources, resume)  # again: nothing can change it now
+        if resume:
+            newest = latest_checkpoint(output_dir)
+            if newest is None:
+                raise ResumeError(f"{output_dir}: --resume, but there is no complete checkpoint-STEP directory "
+                                  f"to resume from")
+            if arguments is not None:
+                check_same_arguments(newest, read_marker(newest), arguments)
+            remove_unfinished_checkpoints(output_dir)
+        yield
+
+
+def _checkpoint_step(directory: str) -> int:
+    match = _CHECKPOINT_NAME.fullmatch(os.path.basename(os.path.normpath(directory)))
+    if match is None:
+        raise ResumeError(f"{directory}: not a checkpoint-STEP directory")
+    return int(match.group(1))
+
+
+def read_marker(directory: str) -> dict[str, Any]:
+    """A checkpoint's ``checkpoint_complete.json``, checked: its step, and every file it
+    lists present with the size it had when the checkpoint was finished.
+
+    Raises:
+        ResumeError: the marker is missing or damaged, or a file is missing or of another size.
+
+    transformers: none
+    """
+    path = os.path.join(directory, COMPLETE_MARKER)
+    if os.path.islink(directory) or not os.path.isdir(directory):
+        raise ResumeError(f"{directory}: not a directory (a run writes its checkpoints as real directories)")
+    if not os.path.isfile(path):
+        raise ResumeError(f"{path}: missing: the checkpoint was not finished (a run killed while saving it?)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            marker = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ResumeError(f"{path}: not a readable marker ({type(e).__name__}: {e})") from None
+    step, files = (marker.get("step"), marker.get("files")) if isinstance(marker, dict) else (None, None)
+    if isinstance(step, bool) or not isinstance(step, int) or not isinstance(files, dict) \
+            or not isinstance(marker.get("arguments", {}), dict):
+        raise ResumeError(f"{path}: not a checkpoint marker (expected step, files and arguments)")
+    for name, size in files.items():
+        full = os.path.join(directory, name)
+        if not isinstance(name, str) or os.path.basename(name) != name or not isinstance(size, int):
+            raise ResumeError(f"{path}: lists {name!r}, which is not a file name of this checkpoint")
+        if os.path.islink(full) or not os.path.isfile(full):
+            raise ResumeError(f"{full}: missing (the marker lists it)")
+        if os.path.getsize(full) != size:
+            raise ResumeError(f"{full}: {os.path.getsize(full)} bytes, but {size} when the checkpoint was finished")
+    return marker
+
+
+#: What a trainer state holds, and the type of each.
+_STATE_FIELDS = {"step": int, "optimizer": dict, "scheduler": dict, "config": dict, "history": dict}
+
+
+def read_trainer_state(path: str, step: int, max_steps: int) -> dict[str, Any]:
+    """``trainer_state.pt``, read with ``weights_only=True`` (nothing in it can run) and
+    checked: its fields, their types, and its step against its directory's name and the run.
+
+    Raises:
+        ResumeError: naming the file and what is wrong.
+
+    transformers: none
+    """
+    if not os.path.isfile(path):
+        raise ResumeError(f"{path}: missing")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - a corrupt or hostile file: say which, never run it
+        raise ResumeError(f"{path}: not a trainer state this trainer can read ({type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''})") from None
+    if not isinstance(state, dict):
+        raise ResumeError(f"{path}: expected a dict of trainer state, found a {type(state).__name__}")
+    wrong = [f"{k} ({_STATE_FIELDS[k].__name__})" for k in _STATE_FIELDS
+             if not isinstance(state.get(k), _STATE_FIELDS[k]) or isinstance(state.get(k), bool)]
+    if wrong:
+        raise ResumeError(f"{path}: not a trainer state: missing or wrong {', '.join(wrong)}")
+    optimizer, history = state["optimizer"], state["history"]
+    if not isinstance(optimizer.get("state"), dict) or not isinstance(optimizer.get("param_groups"), list):
+        raise ResumeError(f"{path}: its optimizer entry is not an optimiser state_dict (state, param_groups)")
+    if not all(isinstance(history.get(k), list) and all(isinstance(r, dict) for r in history[k])
+               for k in ("steps", "evaluations")):
+        raise ResumeError(f"{path}: its history is not lists of records (steps, evaluations)")
+    if state["step"] != step:
+        raise ResumeError(f"{path}: holds step {state['step']}, but its directory is {CHECKPOINT_PREFIX}{step}")
+    if not 0 < step <= max_steps:
+        raise ResumeError(f"{path}: step {step} is outside this run's 1..{max_steps} (max_steps)")
+    return state
 
 
 def check_output_dir(output_dir: str, sources: list[str], resume: bool) -> None:
     """Refuse an output directory a run could destroy something in: one that is, holds or
     lies inside what the run reads (the corpus, the vocabulary, the starting checkpoint), or
-    one that already holds files, unless the run resumes there.
+    one that already holds files, unless the run resumes there (the run's lock file aside).
+    Nothing is written.
 
     transformers: none (its ``TrainingArguments.overwrite_output_dir`` guards the same way)
     """
@@ -322,22 +585,70 @@ def check_output_dir(output_dir: str, sources: list[str], resume: bool) -> None:
     check_destination(output_dir, [os.fspath(s) for s in sources if s is not None])
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise FileExistsError(f"{output_dir}: is a file; the output must be a directory")
-    if not resume and os.path.isdir(output_dir) and os.listdir(output_dir):
+    if not resume and os.path.isdir(output_dir) and set(os.listdir(output_dir)) - {RUN_LOCK_NAME}:
         raise FileExistsError(f"{output_dir}: exists and is not empty; pass --resume to continue the run there, "
                               f"or choose a new directory")
 
 
+def complete_checkpoints(output_dir: str, skipped: list[str] | None = None) -> list[str]:
+    """The checkpoint-STEP directories of ``output_dir`` whose marker and files check out
+    (``read_marker``), newest first; each other one is logged as a warning naming it and
+    added to ``skipped``.
+
+    Raises:
+        ResumeError: a checkpoint-STEP that is a symbolic link (never written by a run).
+
+    transformers: ``trainer_utils.get_last_checkpoint`` (without the checks)
+    """
+    if not os.path.isdir(output_dir):
+        return []
+    found = []
+    for name in os.listdir(output_dir):
+        match = _CHECKPOINT_NAME.fullmatch(name)
+        if match is None:
+            continue
+        path = os.path.join(output_dir, name)
+        if os.path.islink(path):
+            raise ResumeError(f"{path}: is a symbolic link; a run writes its checkpoints as real directories. "
+                              f"Remove it, or choose another output directory")
+        found.append((int(match.group(1)), path))
+    complete = []
+    for _, path in sorted(found, reverse=True):
+        try:
+            read_marker(path)
+        except ResumeError as e:
+            logger.warning("skipping %s: %s", path, e)
+            if skipped is not None:
+                skipped.append(str(e))
+            continue
+        complete.append(path)
+    return complete
+
+
 def latest_checkpoint(output_dir: str) -> str | None:
-    """The checkpoint-STEP directory of ``output_dir`` with the highest step, or None.
+    """The complete checkpoint-STEP directory of ``output_dir`` with the highest step, or None.
 
     transformers: ``trainer_utils.get_last_checkpoint``
     """
-    if not os.path.isdir(output_dir):
-        return None
-    steps = [int(m.group(1)) for name in os.listdir(output_dir)
-             if (m := re.fullmatch(re.escape(CHECKPOINT_PREFIX) + r"(\d+)", name))
-             and os.path.isfile(os.path.join(output_dir, name, TRAINER_STATE))]
-    return os.path.join(output_dir, f"{CHECKPOINT_PREFIX}{max(steps)}") if steps else None
+    complete = complete_checkpoints(output_dir)
+    return complete[0] if complete else None
+
+
+def remove_unfinished_checkpoints(output_dir: str) -> list[str]:
+    """Remove the staging directories (``.checkpoint-STEP.partial-XXXXXXXX``) a killed run
+    left in ``output_dir``: this module's own, never renamed into place. Call it holding
+    the run's lock. Returns what was removed.
+
+    transformers: none
+    """
+    removed = []
+    for name in sorted(os.listdir(output_dir)) if os.path.isdir(output_dir) else []:
+        path = os.path.join(output_dir, name)
+        if _STAGING_NAME.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+            removed.append(path)
+            logger.warning("removed %s, a checkpoint a killed run had not finished", path)
+    return removed
 
 
 def plot_history(history: History, path: str) -> str | None:
@@ -365,8 +676,11 @@ def plot_history(history: History, path: str) -> str | None:
         axes[0][1].set(xlabel="step", title="held-out evaluation")
         axes[0][1].legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    try:
+        with staged_file(path) as staged:
+            figure.savefig(staged, dpi=100, format="png")
+    finally:
+        plt.close(figure)
     return path
 
 
@@ -387,10 +701,3 @@ def _progress(config: TrainingConfig, rank: int, start: int):
 def _barrier(world_size: int) -> None:
     if world_size > 1:
         dist.barrier()
-
-
-def _log(output_dir: str, record: dict) -> None:
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, LOG_FILE), "a", encoding="utf-8") as f:
-        f.write(json.dumps(record) + "\n")
-

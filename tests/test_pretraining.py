@@ -97,7 +97,7 @@ def test_two_processes_under_torchrun_equal_one_process(tmp_path):
      "batch_size=6 must divide into 1 process(es) x 4 accumulation step(s)"),
     (["pretrain", ZH, "OUT", "--max-seq-length", "4"], "max_seq_length=4: an instance needs"),
     (["pretrain", ZH, "OUT", "--max-documents", "2"], "the corpus has 2 document(s); pre-training needs at least 3"),
-    (["pretrain", ZH, "OUT", "--resume"], "OUT: --resume, but there is no checkpoint-STEP directory"),
+    (["pretrain", ZH, "OUT", "--resume"], "OUT: --resume, but there is no complete checkpoint-STEP directory"),
     (["pretrain", ZH, "OUT", "--warmup-steps", "5000"], "warmup_steps must be from 0 to max_steps (1000)"),
 ])
 def test_bad_pretraining_arguments_are_one_line_errors(tmp_path, capsys, argv, fragment):
@@ -105,6 +105,7 @@ def test_bad_pretraining_arguments_are_one_line_errors(tmp_path, capsys, argv, f
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and fragment.replace("OUT", str(tmp_path / "OUT")) in err and err.count("\n") == 1, err
+    assert not (tmp_path / "OUT").exists()  # refused before anything was written
 
 
 def test_bf16_autocast_trains_with_fp32_weights(tmp_path, capsys):
