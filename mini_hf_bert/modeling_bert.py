@@ -943,7 +943,8 @@ class BertModel(BertPreTrainedModel):
         return_dict = config.return_dict if return_dict is None else return_dict
         use_cache = (config.use_cache if use_cache is None else use_cache) if config.is_decoder else False
         batch_size, seq_length, past_length = check_model_inputs(
-            config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states
+            config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
+            attention_mask, self.embeddings.word_embeddings.weight.dtype,
         )
 
         if config.attn_implementation == "fast" and modeling_bert_fast.applies(

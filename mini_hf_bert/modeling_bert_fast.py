@@ -274,7 +274,7 @@ def applies(model: nn.Module, attention_mask: torch.Tensor | None, batch_size: i
     transformers: none
     """
     config = model.config
-    if model.training or config.is_decoder or config.position_embedding_type != "absolute":
+    if model.training or config.is_decoder or config.position_embedding_type != "absolute" or batch_size == 0:
         return False
     if head_mask is not None or output_attentions or output_hidden_states:
         return False

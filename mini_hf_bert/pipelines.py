@@ -601,11 +601,14 @@ class QuestionAnsweringPipeline(Pipeline):
                                  "align_to_words": align_to_words})
         top_k = 1 if options["top_k"] is None else options["top_k"]
         max_answer_len = 15 if options["max_answer_len"] is None else options["max_answer_len"]
-        for name, value in (("top_k", top_k), ("max_answer_len", max_answer_len)):
+        max_seq_len = options["max_seq_len"] if options["max_seq_len"] is not None else \
+            min(self.tokenizer.model_max_length, 384)
+        for name, value in (("top_k", top_k), ("max_answer_len", max_answer_len), ("max_seq_len", max_seq_len)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
-        max_seq_len = options["max_seq_len"] or min(self.tokenizer.model_max_length, 384)
         stride = options["doc_stride"] if options["doc_stride"] is not None else min(max_seq_len // 2, 128)
+        if isinstance(stride, bool) or not isinstance(stride, int) or stride < 0:
+            raise ValueError(f"doc_stride must be an int >= 0, got {stride!r}")
         if stride > max_seq_len:
             raise ValueError(f"doc_stride ({stride}) is larger than max_seq_len ({max_seq_len})")
         impossible = bool(options["handle_impossible_answer"])

@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import json
 import logging
+import operator
 import os
 import re
 import unicodedata
@@ -545,6 +546,29 @@ _DECODER_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", 
 _SPECIAL_TOKEN_KEYS = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
 
+def _is_choice(value: Any, table: Mapping) -> bool:
+    """``value`` is one of ``table``'s keys, as a bool or a str (``1 in {True: ...}`` is true in Python)."""
+    return isinstance(value, (bool, str)) and value in table
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__ if not isinstance(value, (list, tuple)) else f"a {type(value).__name__} of {sorted({type(v).__name__ for v in value})}"
+
+
+def _token_id_list(ids: Any, argument: str) -> list[int]:
+    """An int, a list of ints, or a 1-D tensor / array of them -> a list of ints."""
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()
+    if isinstance(ids, int) and not isinstance(ids, bool):
+        return [ids]
+    try:
+        if not isinstance(ids, (list, tuple)) or any(isinstance(i, bool) for i in ids):
+            raise TypeError
+        return [operator.index(i) for i in ids]  # ints, numpy ints, 0-d tensors
+    except TypeError:
+        raise TypeError(f"{argument} must be an int or a list of ints (or a 1-D tensor), got {_kind(ids)}") from None
+
+
 def _as_added_token(given: Any, special: bool, argument: str) -> AddedToken:
     """A str or an AddedToken (ours, or transformers' / tokenizers') -> our AddedToken."""
     if isinstance(given, str):
@@ -759,6 +783,8 @@ class BertTokenizer:
         """Token(s) -> id(s); a token not in the vocabulary -> the ``[UNK]`` id."""
         if isinstance(tokens, str):
             return self._token_id(tokens)
+        if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+            raise TypeError(f"tokens must be a str or a list of str, got {_kind(tokens)}")
         return [self._token_id(t) for t in tokens]
 
     def add_tokens(self, new_tokens: str | AddedToken | Sequence[str | AddedToken], special_tokens: bool = False) -> int:
@@ -776,6 +802,8 @@ class BertTokenizer:
         """
         if isinstance(new_tokens, str) or hasattr(new_tokens, "content"):
             new_tokens = [new_tokens]
+        if not isinstance(new_tokens, (list, tuple)):
+            raise TypeError(f"new_tokens must be a str, an AddedToken or a list of them, got {_kind(new_tokens)}")
         added = 0
         for i, given in enumerate(new_tokens):
             token = _as_added_token(given, special_tokens, f"new_tokens[{i}]")
@@ -830,8 +858,9 @@ class BertTokenizer:
 
     def convert_ids_to_tokens(self, ids: int | Sequence[int], skip_special_tokens: bool = False) -> str | list[str]:
         """Id(s) -> token(s); an id outside the vocabulary is an IndexError naming it."""
-        if isinstance(ids, int):
+        if isinstance(ids, int) and not isinstance(ids, bool):
             return self._id_to_token(ids)
+        ids = _token_id_list(ids, "ids")
         special = set(self.all_special_ids) | {i for i, t in self._added.values() if t.special} if skip_special_tokens else set()
         return [self._id_to_token(int(i)) for i in ids if int(i) not in special]
 
@@ -1026,18 +1055,18 @@ class BertTokenizer:
         for i, t in enumerate(pairs):
             if t is not None:
                 check(t, f"text_pair[{i}]" if batched else "text_pair")
-        if padding not in _PADDING:
+        if not _is_choice(padding, _PADDING):
             raise ValueError(f"padding={padding!r}: expected False, True, 'longest', 'max_length' or 'do_not_pad'")
         if truncation is None and max_length is not None:
             logger.warning("max_length=%d without truncation: truncating with 'longest_first' (as transformers)", max_length)
             truncation = "longest_first"
-        if (truncation or False) not in _TRUNCATION:
+        if not _is_choice(truncation or False, _TRUNCATION):
             raise ValueError(f"truncation={truncation!r}: expected False, True, 'longest_first', 'only_first' or 'only_second'")
         _check_return_tensors(return_tensors)
         _check_multiple(pad_to_multiple_of)
         if self.padding_side not in ("right", "left"):
             raise ValueError(f"padding_side={self.padding_side!r}: expected 'right' or 'left'")
-        if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
+        if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1):
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         if not isinstance(stride, int) or isinstance(stride, bool) or stride < 0:
             raise ValueError(f"stride must be an int >= 0, got {stride!r}")
@@ -1232,7 +1261,7 @@ class BertTokenizer:
             raise ValueError("pad needs an encoding, a batch of encodings or a list of them, with input_ids; got "
                              f"{type(encoded_inputs).__name__}"
                              + (f" with keys {list(encoded_inputs)}" if isinstance(encoded_inputs, Mapping) else ""))
-        if padding not in _PADDING:
+        if not _is_choice(padding, _PADDING):
             raise ValueError(f"padding={padding!r}: expected False, True, 'longest', 'max_length' or 'do_not_pad'")
         side = self.padding_side if padding_side is None else padding_side
         if side not in ("right", "left"):
@@ -1294,11 +1323,7 @@ class BertTokenizer:
     ) -> str:
         """Ids -> text: pieces joined (``##`` pieces glued to the previous one), as the fast
         WordPiece decoder does, including its clean-up of spaces before ``. ? ! ,``."""
-        if hasattr(token_ids, "tolist"):
-            token_ids = token_ids.tolist()
-        if isinstance(token_ids, int):
-            token_ids = [token_ids]
-        tokens = self.convert_ids_to_tokens([int(i) for i in token_ids], skip_special_tokens=skip_special_tokens)
+        tokens = self.convert_ids_to_tokens(_token_id_list(token_ids, "token_ids"), skip_special_tokens=skip_special_tokens)
         parts = []
         for i, token in enumerate(tokens):
             if i > 0:
@@ -1314,6 +1339,8 @@ class BertTokenizer:
     def batch_decode(self, sequences, skip_special_tokens: bool = False, clean_up_tokenization_spaces: bool | None = None) -> list[str]:
         if hasattr(sequences, "tolist"):
             sequences = sequences.tolist()
+        if not isinstance(sequences, (list, tuple)):
+            raise TypeError(f"sequences must be a list of id lists (or a 2-D tensor), got {_kind(sequences)}")
         return [self.decode(s, skip_special_tokens, clean_up_tokenization_spaces) for s in sequences]
 
     # ------------------------------------------------------------- files

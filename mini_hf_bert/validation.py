@@ -52,10 +52,19 @@ def values_are_checkable(tensor: torch.Tensor) -> bool:
     return tensor.device.type == "cpu" and not (torch.compiler.is_compiling() or torch.jit.is_tracing())
 
 
+#: The index dtypes nn.Embedding looks up.
+INDEX_DTYPES = (torch.int64, torch.int32)
+
+
 def check_index_range(name: str, ids: torch.Tensor, size: int, field_name: str) -> None:
     """Integer ids in [0, size), ``field_name`` being the config field that sets ``size``."""
-    if ids.dtype.is_floating_point or ids.dtype == torch.bool:
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(ids).__name__}")
+    if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer ids, got dtype {ids.dtype}")
+    if ids.dtype not in INDEX_DTYPES:
+        raise TypeError(f"{name} must be torch.int64 or torch.int32 (the index types nn.Embedding reads), "
+                        f"got dtype {ids.dtype}; convert it with .long()")
     if values_are_checkable(ids) and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= size):
         raise ValueError(
             f"{name} must lie in [0, {field_name}={size}), got values in [{int(ids.min())}, {int(ids.max())}]"
@@ -75,8 +84,11 @@ def check_model_inputs(
     position_ids: torch.Tensor | None,
     past_key_values: tuple | None = None,
     encoder_hidden_states: torch.Tensor | None = None,
+    attention_mask: torch.Tensor | None = None,
+    dtype: torch.dtype | None = None,
 ) -> tuple[int, int, int]:
-    """Everything ``BertModel.forward`` is given, checked against the config.
+    """Everything ``BertModel.forward`` is given, checked against the config (``dtype``:
+    the model's parameters', which ``inputs_embeds`` must not outrank).
 
     Returns:
         (B, T, P): batch size, new sequence length, and positions already in the cache.
@@ -95,7 +107,13 @@ def check_model_inputs(
         batch_size, seq_length = input_ids.shape
     else:
         check_shape("inputs_embeds", inputs_embeds, (None, None, config.hidden_size), "(batch, seq, hidden_size)")
+        _check_embeddings_dtype(inputs_embeds, dtype)
         batch_size, seq_length = inputs_embeds.shape[:2]
+    if seq_length == 0:
+        raise ValueError("the input has sequence length 0: there is nothing to encode (a tokenizer gives at least "
+                         "[CLS] [SEP])")
+    if attention_mask is not None:
+        check_attention_mask_values(attention_mask)
     if position_ids is None and past_length + seq_length > config.max_position_embeddings:
         raise ValueError(
             f"sequence length {past_length + seq_length} exceeds max_position_embeddings="
@@ -115,6 +133,28 @@ def check_model_inputs(
         check_shape("encoder_hidden_states", encoder_hidden_states, (batch_size, None, config.hidden_size),
                     "(batch, encoder_seq, hidden_size)")
     return batch_size, seq_length, past_length
+
+
+def _check_embeddings_dtype(inputs_embeds: torch.Tensor, dtype: torch.dtype | None) -> None:
+    if not inputs_embeds.dtype.is_floating_point:
+        raise TypeError(f"inputs_embeds must hold floating-point vectors, got dtype {inputs_embeds.dtype}")
+    if dtype is not None and not torch.is_autocast_enabled(inputs_embeds.device.type) \
+            and torch.promote_types(inputs_embeds.dtype, dtype) != dtype:  # would turn the whole model's dtype
+        raise TypeError(f"inputs_embeds must not be wider than the model's {dtype}, got dtype {inputs_embeds.dtype}; "
+                        f"convert it with .to({dtype})")
+
+
+def check_attention_mask_values(attention_mask: torch.Tensor) -> None:
+    """A mask is a tensor of 1 (attend) and 0 (padding), booleans, or weights in between;
+    its shape is checked where it is used (``masking_utils``)."""
+    if not isinstance(attention_mask, torch.Tensor):
+        raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
+    if attention_mask.dtype.is_complex:
+        raise TypeError(f"attention_mask must hold 1 (attend) and 0 (padding), got dtype {attention_mask.dtype}")
+    if attention_mask.dtype != torch.bool and values_are_checkable(attention_mask) and attention_mask.numel():
+        low, high = float(attention_mask.min()), float(attention_mask.max())
+        if not (0.0 <= low and high <= 1.0):  # also catches NaN
+            raise ValueError(f"attention_mask must hold 1 (attend) and 0 (padding), got values in [{low:g}, {high:g}]")
 
 
 def _check_cache(config: BertConfig, past_key_values: tuple | None) -> int:
