@@ -22,6 +22,7 @@ from typing import Any
 
 from .checkpoints.resolve import resolve_config
 from .configuration_bert import BertConfig, ConfigError
+from .file_utils import MAX_METADATA_BYTES, read_file
 from .modeling_bert import (
     BertForMaskedLM,
     BertForMultipleChoice,
@@ -47,8 +48,7 @@ def _peek(path: str, key: str) -> Any:
     """``key`` of a JSON file, or None when the file is not a readable JSON object: then
     the real reader that follows gives its own error."""
     try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
+        values = json.loads(read_file(path, MAX_METADATA_BYTES).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     return values.get(key) if isinstance(values, dict) else None

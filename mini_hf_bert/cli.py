@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import traceback
 
@@ -39,6 +40,14 @@ def _bool(text: str) -> bool:
     if value in ("false", "0", "no"):
         return False
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({e})") from None
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also run transformers on the same weights and input: max |diff| per module, "
                             "and the first module that diverges beyond tolerance")
     trace.add_argument("--attn-implementation", choices=("eager", "sdpa"), default="eager")
-    trace.add_argument("--match", metavar="REGEX", help="show only the modules whose path matches, e.g. 'layer\\.0\\.'")
+    trace.add_argument("--match", metavar="REGEX", type=_regex, help="show only the modules whose path matches, e.g. 'layer\\.0\\.'")
 
     tokenize = commands.add_parser("tokenize", parents=[common], help="tokens and ids of a text (--explain: stage by stage)")
     tokenize.add_argument("text", help="the text to tokenize")
@@ -87,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     attention.add_argument("--head", type=int, help="one head (default: every head of the layer, in a grid)")
     attention.add_argument("--out", metavar="FILE.png", help="write the picture here")
     attention.add_argument("--html", metavar="FILE.html", help="write the self-contained interactive page here")
+    attention.add_argument("--max-length", type=int, metavar="N",
+                           help="at most N tokens, [CLS] and [SEP] included (default: the model's positions); "
+                                "a longer text is cut, and the pictures say so")
 
     convert = commands.add_parser("convert", parents=[common],
                                   help="write an HF directory (config.json, model.safetensors, tokenizer) from any checkpoint form")
@@ -205,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "attention":
         for written in companion.draw_attention(args.text, args.checkpoint, args.layer, args.head, args.out,
-                                                args.html, args.pair):
+                                                args.html, args.pair, args.max_length):
             print(f"wrote {written}")
         return 0
     if args.command == "convert":

@@ -330,9 +330,11 @@ def draw_attention(
     out: str | None = None,
     html_out: str | None = None,
     text_pair: str | None = None,
+    max_length: int | None = None,
 ) -> list[str]:
     """The attention picture(s) of one text: a PNG (``out``) and/or an offline HTML page
-    (``html_out``). Returns the paths written."""
+    (``html_out``), of at most ``max_length`` tokens (default: the model's positions; a
+    cut is said on stderr and in the pictures). Returns the paths written."""
     from .visualize import attention_for_text, plot_attention, write_attention_html
 
     if out is None and html_out is None:
@@ -341,7 +343,7 @@ def draw_attention(
     model = BertModel.from_pretrained(path)
     with as_hf_directory(path) as hf_dir:
         tokenizer = load_tokenizer(hf_dir)
-    maps = attention_for_text(model, tokenizer, text, text_pair)
+    maps = attention_for_text(model, tokenizer, text, text_pair, max_length)
     written = []
     if out is not None:
         written.append(plot_attention(maps, layer, head, out))

@@ -21,14 +21,13 @@ import os
 import re
 import shutil
 import tempfile
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .checkpoints.errors import CheckpointError
 from .checkpoints.fingerprints import KnownFile, identify_file
-from .checkpoints.hf_format import CONFIG_NAME, read_index_file
+from .checkpoints.hf_format import CONFIG_NAME, is_zip, read_index_file
 from .checkpoints.resolve import (
     ResolvedCheckpoint,
     load_checkpoint_tensors,
@@ -172,7 +171,7 @@ def as_hf_directory(src: str | os.PathLike) -> Iterator[str]:
     any form ``from_pretrained`` reads: ``src`` itself when it already is one, else a
     converted copy in a temporary directory, removed on exit. For what only reads HF
     directories: transformers' ``from_pretrained``, and the tokenizer files of a ``.zip``."""
-    if not (os.path.isfile(src) and zipfile.is_zipfile(src)):  # a zip always converts: no extraction to tell
+    if not (os.path.isfile(src) and is_zip(src)):  # a zip always converts: no extraction to tell
         resolved = resolve_checkpoint(src)
         if resolved.kind == "hf" and os.path.basename(resolved.config_path or "") == CONFIG_NAME:
             yield os.path.dirname(resolved.weights_path)

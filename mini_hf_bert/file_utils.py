@@ -47,6 +47,9 @@ logger = logging.getLogger(__name__)
 LOCK_TIMEOUT_SECONDS = 300.0
 #: The training run's lock file, in its output directory while the run is alive.
 RUN_LOCK_NAME = ".mini_hf_bert-run.lock"
+#: The largest JSON file (config, tokenizer, index, marker) or vocabulary read: BERT's are
+#: kilobytes to a few megabytes; a wrong path (a weights file, a device) is refused instead.
+MAX_METADATA_BYTES = 64 * 1024**2
 #: A temporary name keeps at most this much of the target's name (file names are <= 255 bytes).
 _MAX_STEM = 100
 
@@ -172,6 +175,42 @@ def _make_parents(directory: str, path: str) -> None:
     if not os.path.isdir(existing):
         raise NotADirectoryError(errno.ENOTDIR, f"{existing} is a file, not a directory", path)
     os.makedirs(directory, exist_ok=True)
+
+
+def read_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
+    """A regular file's bytes, whole: the one way mini_hf_bert reads a config, a
+    vocabulary, an index or a corpus a user names.
+
+    Raises:
+        OSError (with ``filename`` set, so a message can name it): no such file, a
+        directory, not a regular file (a device such as /dev/zero or a pipe: reading
+        one could never end), more than ``max_bytes``, or an I/O error.
+    """
+    path = os.fspath(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe must not block the open
+    try:
+        info = os.fstat(fd)
+        if os.path.stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "a directory, not a file", path)
+        if not os.path.stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file but a device, a pipe or a socket", path)
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes, more than the {max_bytes} such a file may have", path)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if max_bytes is not None and total > max_bytes:  # a file that grows, or a /proc file of size 0
+                raise OSError(errno.EFBIG, f"more than the {max_bytes} bytes such a file may have", path)
+    except OSError as e:
+        if e.filename is None:
+            raise OSError(e.errno, e.strerror, path) from None
+        raise
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------- directories

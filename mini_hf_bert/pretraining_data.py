@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .file_utils import read_file
 from .tokenization_bert import BertTokenizer
 
 #: [CLS] A [SEP] B [SEP]: the tokens every instance spends on special tokens.
@@ -78,12 +79,15 @@ def read_documents(path: str | os.PathLike) -> list[list[str]]:
     """
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        lines = read_file(path).decode("utf-8").splitlines()
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason}); the corpus must be UTF-8") from None
     except IsADirectoryError:
         raise ValueError(f"{path}: is a directory; the corpus is a text file") from None
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise ValueError(f"{path}: cannot be read as a corpus ({e.strerror})") from None
     documents: list[list[str]] = [[]]
     for line in lines:
         line = line.strip()

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from . import unicode_tables
-from .file_utils import directory_lock, write_json, write_text
+from .file_utils import MAX_METADATA_BYTES, directory_lock, read_file, write_json, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -162,12 +162,13 @@ def load_vocab(vocab_file: str | os.PathLike) -> dict[str, int]:
     """
     path = os.fspath(vocab_file)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_file(path, MAX_METADATA_BYTES)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such vocabulary file") from None
     except IsADirectoryError:
         raise TokenizerFileError(f"{path}: is a directory, not a vocabulary file") from None
+    except OSError as e:
+        raise TokenizerFileError(f"{path}: cannot be read as a vocabulary file ({e.strerror})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -1511,14 +1512,15 @@ def _is_kind(value: Any, kind: str) -> bool:
 
 def _read_json(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
+        value = json.loads(read_file(path, MAX_METADATA_BYTES).decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise TokenizerFileError(f"{path}: not valid JSON ({e})") from None
     except RecursionError:
         raise TokenizerFileError(f"{path}: JSON nested too deeply to be a tokenizer file") from None
     except IsADirectoryError:
         raise TokenizerFileError(f"{path}: is a directory, not a JSON file") from None
+    except OSError as e:
+        raise TokenizerFileError(f"{path}: cannot be read as a tokenizer file ({e.strerror})") from None
     if not isinstance(value, dict):
         raise TokenizerFileError(f"{path}: expected a JSON object, found {type(value).__name__}")
     return value

@@ -240,7 +240,10 @@ def format_trace(
     rows = diffs if diffs is not None else [ModuleDiff(r, None) for r in ours.records]
     first = first_divergence(rows) if diffs is not None else None
     if match is not None:
-        pattern = re.compile(match)
+        try:
+            pattern = re.compile(match)
+        except re.error as e:
+            raise ValueError(f"--match {match!r}: not a regular expression ({e})") from None
         rows = [r for r in rows if pattern.search(r.record.path)]
         if not rows:
             raise ValueError(f"--match {match!r} matches no module path (e.g. 'encoder.layer.0.attention')")

@@ -48,7 +48,17 @@ from torch import nn
 
 from .checkpoints.errors import CheckpointError
 from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, read_safetensors
-from .file_utils import RUN_LOCK_NAME, RunLock, make_sibling_directory, staged_directory, staged_file, write_json, write_text
+from .file_utils import (
+    MAX_METADATA_BYTES,
+    RUN_LOCK_NAME,
+    RunLock,
+    make_sibling_directory,
+    read_file,
+    staged_directory,
+    staged_file,
+    write_json,
+    write_text,
+)
 from .optimization import (
     MAX_GRAD_NORM,
     AdamWeightDecay,
@@ -514,9 +524,8 @@ def read_marker(directory: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         raise ResumeError(f"{path}: missing: the checkpoint was not finished (a run killed while saving it?)")
     try:
-        with open(path, encoding="utf-8") as f:
-            marker = json.load(f)
-    except (OSError, ValueError) as e:
+        marker = json.loads(read_file(path, MAX_METADATA_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as e:
         raise ResumeError(f"{path}: not a readable marker ({type(e).__name__}: {e})") from None
     step, files = (marker.get("step"), marker.get("files")) if isinstance(marker, dict) else (None, None)
     if isinstance(step, bool) or not isinstance(step, int) or not isinstance(files, dict) \

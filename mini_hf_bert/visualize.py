@@ -22,12 +22,15 @@ import json
 import logging
 import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 
 from .file_utils import staged_file, write_text
+
+logger = logging.getLogger(__name__)
 
 #: CJK fonts found on common systems, tried after the packaged Noto Sans CJK SC.
 CJK_FAMILIES = (
@@ -47,6 +50,14 @@ class AttentionMaps:
 
     tokens: list[str]  # T tokens, [CLS] ... [SEP]
     attentions: list[torch.Tensor]  # L tensors (N, T, T): row = query, column = key; rows sum to 1
+    full_length: int | None = None  # the text's token count when it was cut to T; None if it was not
+
+    @property
+    def truncation_note(self) -> str | None:
+        """"the text has 900 tokens; shown: the first 512" when it was cut, else None."""
+        if self.full_length is None:
+            return None
+        return f"the text has {self.full_length} tokens; shown: the first {len(self.tokens)} (--max-length)"
 
     @property
     def num_layers(self) -> int:
@@ -57,20 +68,39 @@ class AttentionMaps:
         return self.attentions[0].shape[0]
 
 
-def attention_for_text(model, tokenizer, text: str, text_pair: str | None = None) -> AttentionMaps:
+def attention_for_text(model, tokenizer, text: str, text_pair: str | None = None,
+                       max_length: int | None = None) -> AttentionMaps:
     """Run one text (or a pair) and keep every layer's (N, T, T) attention probabilities.
 
     ``output_attentions=True`` takes the eager path in every layer, so the probabilities
     are the ones the model computed, whatever its ``attn_implementation``.
+
+    Args:
+        max_length: at most this many tokens, special ones included; default the model's
+            position table (and the tokenizer's ``model_max_length``, if smaller). A longer
+            text is cut, and the maps say so (``full_length``), as does a logged warning.
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError("the attention picture needs a non-empty text")
-    batch = tokenizer(text, text_pair, truncation=True, return_tensors="pt")
+    limit = min(model.config.max_position_embeddings, tokenizer.model_max_length)
+    if max_length is not None:
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"--max-length must be a positive int, got {max_length!r}")
+        if max_length > model.config.max_position_embeddings:
+            raise ValueError(f"--max-length {max_length} is more than this model's "
+                             f"{model.config.max_position_embeddings} positions")
+        limit = max_length
+    full_length = len(tokenizer(text, text_pair)["input_ids"])
+    batch = tokenizer(text, text_pair, truncation=True, max_length=limit, return_tensors="pt")
     with torch.no_grad():
         outputs = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                         token_type_ids=batch["token_type_ids"], output_attentions=True)
     tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][0].tolist())
-    return AttentionMaps(tokens, [layer[0].float() for layer in outputs.attentions])
+    maps = AttentionMaps(tokens, [layer[0].float() for layer in outputs.attentions],
+                         full_length if full_length > len(tokens) else None)
+    if maps.truncation_note is not None:
+        logger.warning("attention: %s", maps.truncation_note)
+    return maps
 
 
 def _check_layer_head(maps: AttentionMaps, layer: int, head: int | None) -> None:
@@ -229,6 +259,8 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
     rows = math.ceil(len(heads) / columns)
     cell = max(3.0 if head is None else 4.8, 0.28 * size + 1.2)  # inches per map: room for the token labels
     title = "attention probabilities softmax(QKᵀ/√D + M)" + ("\n" if head is not None else ": ") + "each row sums to 1"
+    if maps.truncation_note is not None:
+        title += f"\n({maps.truncation_note})"
     with _quiet_font_manager(), cjk_font_family("".join(tokens)) as cjk, \
             plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
         fig, axes = plt.subplots(rows, columns, figsize=(cell * columns, cell * rows + 0.6), squeeze=False)
@@ -272,10 +304,12 @@ h1 { font-size: 18px; } h2 { font-size: 15px; margin-top: 24px; }
 #model-view { display: grid; gap: 4px; }
 #model-view canvas { border: 1px solid #ddd; cursor: pointer; }
 .axis { font-size: 11px; color: #666; }
+.note { font-size: 13px; color: #a33; }
 </style></head><body>
 <h1>Attention: __TITLE__</h1>
 <p class="axis">Each layer and head: softmax(QK&#7488;/&radic;D + M), query token on the left, key token on the right.
 Data embedded in this file; it loads nothing from the network.</p>
+__NOTE__
 <h2>Head view</h2>
 <div class="controls"><label>Layer <select id="layer"></select></label>
 <span id="heads"></span> <span class="axis">(click a colour to show or hide that head; hover a token to see only its lines)</span></div>
@@ -384,6 +418,12 @@ def attention_html(maps: AttentionMaps, title: str, layer: int = 0) -> str:
     renders offline and where CDNs are blocked. Its CJK glyphs come with it, as a font
     subset in a data: URL. (The one "http://www.w3.org/2000/svg"
     string is the SVG namespace name, an identifier that is never fetched.)
+
+    Nothing from the text or the vocabulary becomes markup: the template is filled in one
+    pass (a value is never searched for another placeholder), the title is HTML-escaped,
+    the data is JSON with every ``<``, ``>``, ``&`` and U+2028/9 written ``\\uXXXX``
+    (so it cannot end or comment out its script element), and the script sets every
+    token as text (``textContent``).
     """
     _check_layer_head(maps, layer, None)
     data = {
@@ -393,15 +433,35 @@ def attention_html(maps: AttentionMaps, title: str, layer: int = 0) -> str:
         "attention": [[[[round(p, 4) for p in row] for row in head] for head in probs.tolist()]
                       for probs in maps.attentions],  # [layer][head][query][key]
     }
-    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")  # never closes the script element
     face = ""
     if _packaged_cjk_font() is not None and any(ord(c) > 0x2E7F for c in title + "".join(maps.tokens)):
         # The page's CJK characters, as a font inside the page (a data: URL, never
         # fetched): the tokens read as Chinese even where the system has no CJK font.
         font = base64.b64encode(cjk_font_subset(title + "".join(maps.tokens))).decode("ascii")
         face = f"@font-face {{ font-family: '{PACKAGED_FAMILY}'; src: url(data:font/otf;base64,{font}); }}"
-    return (_HTML.replace("__FONT_FACE__", face).replace("__FONT_FAMILY__", PACKAGED_FAMILY)
-            .replace("__TITLE__", html.escape(title)).replace("__DATA__", payload))
+    note = maps.truncation_note
+    values = {
+        "FONT_FACE": face,
+        "FONT_FAMILY": PACKAGED_FAMILY,
+        "TITLE": html.escape(title),
+        "NOTE": "" if note is None else f'<p class="note" id="truncated">Truncated: {html.escape(note)}.</p>',
+        "DATA": script_json(data),
+    }
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _HTML)
+
+
+#: The template's placeholders, each replaced once, in one pass over the template.
+_PLACEHOLDER = re.compile(r"__(FONT_FACE|FONT_FAMILY|TITLE|NOTE|DATA)__")
+#: What JSON inside a <script> element must not hold literally: "</script" or "<!--"
+#: would end or derail the element, and U+2028/9 end a line in older JavaScript.
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                   0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def script_json(value) -> str:
+    """``value`` as JSON safe to place inside ``<script>``: the characters in
+    ``_SCRIPT_ESCAPES`` written as ``\\uXXXX`` (which JSON reads back as the same string)."""
+    return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
 
 
 def write_attention_html(maps: AttentionMaps, title: str, out: str | os.PathLike, layer: int = 0) -> str:

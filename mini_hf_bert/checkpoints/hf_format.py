@@ -26,6 +26,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file as _safetensors_load_file
 
+from ..file_utils import MAX_METADATA_BYTES, read_file
 from .errors import CheckpointError
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,18 @@ CONFIG_NAME = "config.json"
 
 #: Where ``from_pretrained`` looks, in this order (transformers prefers safetensors too).
 WEIGHTS_FILE_NAMES = (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, WEIGHTS_NAME, WEIGHTS_INDEX_NAME)
+
+
+def is_zip(path: str) -> bool:
+    """``zipfile.is_zipfile``, which on some damaged files raises BadZipFile instead of
+    answering: such a file has a zip's end record, so it is taken for a (damaged) zip and
+    the reader that opens it next says what is wrong, naming it."""
+    try:
+        return zipfile.is_zipfile(path)
+    except zipfile.BadZipFile:
+        return True
+    except (OSError, ValueError, EOFError):
+        return False
 
 
 def find_weights_file(directory: str) -> str:
@@ -80,11 +93,11 @@ def read_torch_bin(path: str) -> dict[str, torch.Tensor]:
     if not os.path.isfile(path):
         raise CheckpointError(f"{path}: no such file")
     # Zip-format files (torch >= 1.6) can be memory-mapped; the legacy format cannot.
-    is_zip = zipfile.is_zipfile(path)
+    is_zip_file = is_zip(path)
     try:
         with warnings.catch_warnings():  # torch's advice about pickle protocols and storages: our errors say it
             warnings.simplefilter("ignore", UserWarning)
-            obj = torch.load(path, map_location="cpu", weights_only=True, mmap=is_zip)
+            obj = torch.load(path, map_location="cpu", weights_only=True, mmap=is_zip_file)
     except Exception as e:  # noqa: BLE001 - untrusted bytes: torch.load can fail with any type
         # (UnpicklingError when the unpickler refuses something, RuntimeError for a broken
         # zip, EOFError, and on some random inputs even a bare IndexError from inside it).
@@ -135,7 +148,7 @@ def _scan_pickle(path: str) -> tuple[int | None, list[str]]:
     zip-format file keeps its pickle in ``*/data.pkl``; the legacy format is several
     pickles back to back, then raw storage bytes."""
     try:
-        if zipfile.is_zipfile(path):
+        if is_zip(path):
             with zipfile.ZipFile(path) as archive:
                 member = next((n for n in archive.namelist() if n.endswith("data.pkl")), None)
                 data = archive.read(member) if member is not None else b""
@@ -217,8 +230,7 @@ def read_index_file(index_path: str) -> dict[str, str]:
     (no paths, no ``..``: an index must not point the reader elsewhere).
     """
     try:
-        with open(index_path, encoding="utf-8") as f:
-            index = json.load(f)
+        index = json.loads(read_file(index_path, MAX_METADATA_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise CheckpointError(f"{index_path}: no such file") from None
     except IsADirectoryError:
@@ -227,6 +239,8 @@ def read_index_file(index_path: str) -> dict[str, str]:
         raise CheckpointError(f"{index_path}: not valid JSON ({e})") from None
     except RecursionError:
         raise CheckpointError(f"{index_path}: JSON nested too deeply to be an index") from None
+    except OSError as e:
+        raise CheckpointError(f"{index_path}: cannot be read as an index file ({e.strerror})") from None
     if not isinstance(index, dict):
         raise CheckpointError(f"{index_path}: expected a JSON object with a 'weight_map', found a {_json_type(index)}")
     weight_map = index.get("weight_map")

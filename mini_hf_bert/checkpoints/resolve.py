@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .errors import CheckpointError
-from .hf_format import CONFIG_NAME, find_weights_file, read_state_dict
+from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, find_weights_file, is_zip, read_state_dict
 from .hub import looks_like_hub_id, resolve_hub_id
 from .tf_bundle import TFCheckpoint
 from .weight_map import convert_tf_checkpoint
@@ -86,7 +86,7 @@ def resolve_checkpoint(
         return _resolve_prefix(source, source)
     if source.endswith(".index") and os.path.isfile(source):
         return _resolve_prefix(source[: -len(".index")], source)
-    if os.path.isfile(source) and zipfile.is_zipfile(source):
+    if os.path.isfile(source) and is_zip(source):
         return _resolve_zip(source)
     if os.path.isfile(source):
         raise CheckpointError(
@@ -145,6 +145,10 @@ def _find_config(directory: str) -> str | None:
 
 
 def _resolve_directory(directory: str, source: str) -> ResolvedCheckpoint:
+    for name in (*WEIGHTS_FILE_NAMES, CONFIG_NAME, GOOGLE_CONFIG_NAME):
+        path = os.path.join(directory, name)
+        if os.path.islink(path) and not os.path.exists(path):
+            raise CheckpointError(f"{path}: a symbolic link that leads nowhere (a loop, or its target is missing)")
     config = _find_config(directory)
     try:
         weights = find_weights_file(directory)
