@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from .companion import explain_tokenization, trace_texts
+from .file_utils import staged_file
 from .modeling_bert import BertForPreTraining, BertModel
 from .parity import DOC_ATOL, DOC_RTOL
 from .tokenization_bert import BertTokenizer
@@ -411,7 +412,8 @@ def draw_pictures(facts: Facts, checkpoint: str, out_dir: str) -> list[str]:
     fig.suptitle("BertEmbeddings: three table rows per token, summed, then LayerNorm (red > 0 > blue)", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     path = os.path.join(out_dir, "embeddings.png")
-    fig.savefig(path, dpi=90)
+    with staged_file(path) as staged:
+        fig.savefig(staged, dpi=90, format="png")
     plt.close(fig)
     written.append(path)
 
@@ -434,7 +436,8 @@ def draw_pictures(facts: Facts, checkpoint: str, out_dir: str) -> list[str]:
     axes[2].set_xticks(range(len(mask["tokens"])), mask["tokens"], rotation=90, fontsize=8)
     fig.tight_layout()
     path = os.path.join(out_dir, "mask.png")
-    fig.savefig(path, dpi=90)
+    with staged_file(path) as staged:
+        fig.savefig(staged, dpi=90, format="png")
     plt.close(fig)
     written.append(path)
 
@@ -456,7 +459,8 @@ def draw_pictures(facts: Facts, checkpoint: str, out_dir: str) -> list[str]:
     ax.set_title("The feed-forward's activation: most inputs are negative and leave as ~0", fontsize=10)
     fig.tight_layout()
     path = os.path.join(out_dir, "gelu.png")
-    fig.savefig(path, dpi=90)
+    with staged_file(path) as staged:
+        fig.savefig(staged, dpi=90, format="png")
     plt.close(fig)
     written.append(path)
 

@@ -37,6 +37,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "loading.md")
 
 #: The code whose speed the document reports; changing any of it makes the doc stale.
@@ -242,8 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_write:
         sys.stdout.write(text)
     else:
-        with open(DOC, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(DOC, text)
         sys.stdout.write(f"wrote {DOC}\n")
 
 

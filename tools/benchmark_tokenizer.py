@@ -30,6 +30,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "tokenizer_speed.md")
 MEASURED_SOURCES = ("tools/benchmark_tokenizer.py", "mini_hf_bert/tokenization_bert.py")
 STDLIB_MODULES = ("os", "re", "json", "collections", "itertools", "functools", "pathlib", "typing", "argparse",
@@ -172,8 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_write:
         sys.stdout.write(text)
         return
-    with open(DOC, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_text(DOC, text)
     sys.stdout.write(f"wrote {DOC}\n")
 
 

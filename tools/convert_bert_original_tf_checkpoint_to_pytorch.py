@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import glob
 import logging
-import os
 import sys
 
 import torch
@@ -25,6 +24,7 @@ import torch
 from mini_hf_bert import BertConfig, BertForPreTraining
 from mini_hf_bert.cli import EXIT_USER_ERROR, error_message
 from mini_hf_bert.convert import check_destination, convert
+from mini_hf_bert.file_utils import staged_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,9 +40,8 @@ def main(argv: list[str] | None = None) -> int:
             check_destination(args.pytorch_dump_path, sources)
             config = BertConfig.from_json_file(args.bert_config_file)
             model = BertForPreTraining.from_pretrained(args.tf_checkpoint_path, config=config)
-            tmp = args.pytorch_dump_path + ".tmp"  # written whole, then renamed: never a truncated .bin
-            torch.save(model.state_dict(), tmp)
-            os.replace(tmp, args.pytorch_dump_path)
+            with staged_file(args.pytorch_dump_path) as staged:  # written whole, then renamed: never a truncated .bin
+                torch.save(model.state_dict(), staged)
             print(f"wrote {args.pytorch_dump_path}")
         else:
             report = convert(args.tf_checkpoint_path, args.pytorch_dump_path, config_file=args.bert_config_file)

@@ -30,6 +30,8 @@ import unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
 OUT = os.path.join(ROOT, "mini_hf_bert", "unicode_tables.py")
 
 
@@ -124,8 +126,7 @@ def render(result: dict) -> str:
 
 def main() -> None:
     text = render(compute())
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_text(OUT, text)
     sys.stdout.write(f"wrote {OUT}\n")
 
 

@@ -19,6 +19,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "parity.md")
 TF4_DIR = os.path.join(ROOT, ".cache", "transformers-4.57.6")
 
@@ -83,8 +85,7 @@ def main() -> int:
     from conftest import parity_sources_fingerprint
 
     lines.append(f"\n<!-- measured sources fingerprint: {parity_sources_fingerprint()} -->\n")
-    with open(DOC, "w", encoding="utf-8") as f:
-        f.write("".join(lines))
+    write_text(DOC, "".join(lines))
     print(f"wrote {DOC}")
     return 0
 

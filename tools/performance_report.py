@@ -22,6 +22,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "performance.md")
 #: What the measurements depend on (the rendering in this script does not: --render-only).
 MEASURED_SOURCES = ("mini_hf_bert/benchmark.py", "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py")
@@ -107,13 +109,10 @@ def main() -> int:
             rooflines={"/".join(k): list(v) for k, v in report.rooflines.items()},
             extra_memory=report.extra_memory, first_output=report.first_output, notes=report.notes,
         )
-        with open(MEASUREMENTS, "w", encoding="utf-8") as f:
-            json.dump(measured, f, indent=1)
-            f.write("\n")
+        write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
     with open(MEASUREMENTS, encoding="utf-8") as f:
         measured = json.load(f)
-    with open(DOC, "w", encoding="utf-8") as f:
-        f.write(render(measured))
+    write_text(DOC, render(measured))
     print(f"wrote {DOC}")
     return 0
 

@@ -21,6 +21,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "training_results.md")
 PICTURE = os.path.join(ROOT, "docs", "images", "training", "pretraining_curves.png")
 MEASURED_SOURCES = ("tools/training_report.py", "mini_hf_bert/pretraining.py", "mini_hf_bert/pretraining_data.py",
@@ -55,7 +57,8 @@ def run(work: str) -> dict:
             results[f"{task}-{name}"] = result.value
         results[f"{task}-majority"] = result.majority_baseline
     os.makedirs(os.path.dirname(PICTURE), exist_ok=True)
-    shutil.copyfile(os.path.join(work, "pretrained", "training_curves.png"), PICTURE)
+    with staged_file(PICTURE) as staged:
+        shutil.copyfile(os.path.join(work, "pretrained", "training_curves.png"), staged)
     return results
 
 
@@ -133,8 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
-    with open(DOC, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_text(DOC, text)
     sys.stdout.write(f"wrote {DOC}\n")
 
 

@@ -18,6 +18,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from mini_hf_bert.file_utils import write_text  # noqa: E402
+
 from mini_hf_bert.demo import default_checkpoint_dir  # noqa: E402
 from mini_hf_bert.walkthrough import IMAGE_DIR, compute_facts, draw_pictures, render_documents  # noqa: E402
 
@@ -33,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     for path, text in render_documents(ROOT, facts).items():
         full = os.path.join(ROOT, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_text(full, text)
         print(f"wrote {path}")
     if not args.no_pictures:
         for path in draw_pictures(facts, checkpoint, os.path.join(ROOT, IMAGE_DIR)):

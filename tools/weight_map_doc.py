@@ -13,6 +13,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "weight_map.md")
 
 
@@ -72,8 +74,7 @@ def render() -> str:
 
 
 def main() -> None:
-    with open(DOC, "w", encoding="utf-8") as f:
-        f.write(render())
+    write_text(DOC, render())
     sys.stdout.write(f"wrote {DOC}\n")
 
 
