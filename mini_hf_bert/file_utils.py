@@ -27,6 +27,7 @@ import errno
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -117,8 +118,12 @@ def _mode_for(path: str) -> int:
     return 0o666 & ~current_umask()
 
 
-def _temporary_name(directory: str, name: str, suffix: str = ".tmp") -> str:
-    handle, staged = tempfile.mkstemp(prefix=f".{name[:_MAX_STEM]}.", suffix=suffix, dir=directory)
+#: The temporary files ``staged_file`` makes: ``.NAME.XXXXXXXX.tmp`` (mkstemp's 8 characters).
+TEMPORARY_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+
+
+def _temporary_name(directory: str, name: str) -> str:
+    handle, staged = tempfile.mkstemp(prefix=f".{name[:_MAX_STEM]}.", suffix=".tmp", dir=directory)
     os.close(handle)
     return staged
 

@@ -51,6 +51,7 @@ from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, read_safetensors
 from .file_utils import (
     MAX_METADATA_BYTES,
     RUN_LOCK_NAME,
+    TEMPORARY_NAME,
     RunLock,
     make_sibling_directory,
     read_file,
@@ -312,6 +313,11 @@ class Trainer:
 
     def _log(self, record: dict) -> None:
         self.log_records.append(record)
+        self._write_log()
+
+    def _write_log(self) -> None:
+        """log.jsonl, whole: after a resume it holds the checkpoint's evaluations, never
+        those a killed run made after it."""
         write_text(os.path.join(self.config.output_dir, LOG_FILE), "".join(json.dumps(r) + "\n" for r in self.log_records))
 
     # ------------------------------------------------------------------ checkpoints
@@ -365,6 +371,8 @@ class Trainer:
             self.task.save_extra(out)
         write_json(os.path.join(out, HISTORY_FILE),
                    {"steps": self.history.steps, "evaluations": self.history.evaluations}, indent=None)
+        if self.log_records:
+            self._write_log()
         plot_history(self.history, os.path.join(out, PLOT_FILE))
 
     # ------------------------------------------------------------------ resuming
@@ -384,7 +392,10 @@ class Trainer:
         check_same_arguments(directory, marker, self.arguments)
         state = read_trainer_state(os.path.join(directory, TRAINER_STATE), step, self.config.max_steps)
         weights_path = os.path.join(directory, SAFE_WEIGHTS_NAME)
-        weights = read_safetensors(weights_path)
+        try:
+            weights = read_safetensors(weights_path)
+        except CheckpointError as e:
+            raise ResumeError(str(e)) from None
         tied = self.model.tied_weights() if hasattr(self.model, "tied_weights") else {}  # saved once, under the source
         expected = {k: v for k, v in self.model.state_dict().items() if k not in tied}
         missing = [k for k in expected if k not in weights]
@@ -463,14 +474,20 @@ def check_same_arguments(directory: str, marker: dict[str, Any], arguments: dict
     transformers: none
     """
     recorded = marker.get("arguments", {})
-    differences = [f"--{key.replace('_', '-')}: {arguments[key]!r} now, {recorded.get(key)!r} in the checkpoint"
-                   for key in sorted(arguments)
+    differences = [_difference(key, arguments[key], recorded.get(key)) for key in sorted(arguments)
                    if key not in RESUMABLE_CHANGES and arguments[key] != recorded.get(key)]
     if differences:
         raise ArgumentsChangedError(
             f"{directory}: --resume with other arguments than the run that wrote it: " + "; ".join(differences)
             + ". Resume with the same arguments, or start a new output directory"
         )
+
+
+def _difference(key: str, now: Any, then: Any) -> str:
+    if key.endswith("_sha256"):  # a digest of what was read, not an argument
+        what = key[: -len("_sha256")]
+        return f"the {what} is not the one the checkpoint was trained on (sha256 {str(now)[:12]} now, {str(then)[:12]} then)"
+    return f"--{key.replace('_', '-')}: {now!r} now, {then!r} in the checkpoint"
 
 
 @contextlib.contextmanager
@@ -492,13 +509,16 @@ def output_directory(output_dir: str, sources: list[str | None], resume: bool,
     with RunLock(output_dir):
         check_output_dir(output_dir, sources, resume)  # again: nothing can change it now
         if resume:
-            newest = latest_checkpoint(output_dir)
-            if newest is None:
+            skipped: list[str] = []
+            complete = complete_checkpoints(output_dir, skipped)
+            if not complete:
+                why = f" ({'; '.join(skipped)})" if skipped else ""
                 raise ResumeError(f"{output_dir}: --resume, but there is no complete checkpoint-STEP directory "
-                                  f"to resume from")
+                                  f"to resume from{why}; start again without --resume, in a new directory")
+            newest = complete[0]
             if arguments is not None:
                 check_same_arguments(newest, read_marker(newest), arguments)
-            remove_unfinished_checkpoints(output_dir)
+            remove_unfinished_writes(output_dir)
         yield
 
 
@@ -643,20 +663,27 @@ def latest_checkpoint(output_dir: str) -> str | None:
     return complete[0] if complete else None
 
 
-def remove_unfinished_checkpoints(output_dir: str) -> list[str]:
-    """Remove the staging directories (``.checkpoint-STEP.partial-XXXXXXXX``) a killed run
-    left in ``output_dir``: this module's own, never renamed into place. Call it holding
-    the run's lock. Returns what was removed.
+def remove_unfinished_writes(output_dir: str) -> list[str]:
+    """Remove what a killed run left half-written in ``output_dir``: checkpoints being
+    staged (``.checkpoint-STEP.partial-XXXXXXXX/``) and temporary files
+    (``.NAME.XXXXXXXX.tmp``), never renamed into place. Call it holding the run's lock (no
+    other writer is alive). Returns what was removed.
 
     transformers: none
     """
     removed = []
     for name in sorted(os.listdir(output_dir)) if os.path.isdir(output_dir) else []:
         path = os.path.join(output_dir, name)
-        if _STAGING_NAME.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
+        if os.path.islink(path):
+            continue
+        if _STAGING_NAME.fullmatch(name) and os.path.isdir(path):
             shutil.rmtree(path)
-            removed.append(path)
-            logger.warning("removed %s, a checkpoint a killed run had not finished", path)
+        elif TEMPORARY_NAME.fullmatch(name) and os.path.isfile(path):
+            os.remove(path)
+        else:
+            continue
+        removed.append(path)
+        logger.warning("removed %s, left unfinished by a killed run", path)
     return removed
 
 
