@@ -300,8 +300,8 @@ def tokenizer_for(source: str | None) -> BertTokenizer:
 
     if source is None:
         return load_tokenizer(default_checkpoint())
-    if os.path.isfile(source) and not source.endswith(".zip"):
-        return BertTokenizer(source)
+    if os.path.exists(source) and not os.path.isdir(source) and not source.endswith(".zip"):
+        return BertTokenizer(source)  # a vocabulary file (anything else is refused by its reader, named)
     if os.path.isdir(source) and any(os.path.isfile(os.path.join(source, f)) for f in ("vocab.txt", "tokenizer.json")):
         return BertTokenizer.from_pretrained(source)  # a tokenizer directory needs no weights
     if os.path.isdir(source) and not os.path.isfile(os.path.join(source, "bert_config.json")) and \

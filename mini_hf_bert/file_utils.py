@@ -50,6 +50,8 @@ LOCK_TIMEOUT_SECONDS = 300.0
 #: loads in a loop leaves the lock free for moments only; a longer wait would starve a writer
 #: (measured: 20 rounds of two writers beside such a reader took 58 s at a 100 ms cap, 14 s at 20 ms).
 _FIRST_RETRY_SECONDS, _LAST_RETRY_SECONDS = 0.005, 0.02
+#: The hidden staging directory of a save_pretrained, beside a new directory or inside an existing one.
+SAVING_PREFIX = ".saving-"
 #: The training run's lock file, in its output directory while the run is alive.
 RUN_LOCK_NAME = ".mini_hf_bert-run.lock"
 #: The largest JSON file (config, tokenizer, index, marker) or vocabulary read: BERT's are
@@ -236,6 +238,12 @@ def make_sibling_directory(path: str, prefix: str) -> str:
         raise
     except OSError as e:
         raise PermissionError(errno.EACCES, f"cannot create the directory {parent} ({e.strerror})", path) from None
+    return make_directory_in(parent, prefix)
+
+
+def make_directory_in(parent: str, prefix: str) -> str:
+    """A new, empty directory ``parent/PREFIXxxxxxxxx`` (8 random hex digits), with the
+    permissions of a plain ``mkdir``."""
     for _ in range(100):
         candidate = os.path.join(parent, prefix + secrets.token_hex(4))
         try:

@@ -26,6 +26,7 @@ from torch.overrides import TorchFunctionMode
 
 from .checkpoints.errors import CheckpointError
 from .checkpoints.hf_format import (
+    CONFIG_NAME,
     SAFE_WEIGHTS_INDEX_NAME,
     SAFE_WEIGHTS_NAME,
     WEIGHTS_FILE_NAMES,
@@ -34,7 +35,15 @@ from .checkpoints.hf_format import (
 )
 from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
 from .checkpoints.weight_map import fit_checkpoint_keys
-from .file_utils import directory_lock, fsync_directory, make_sibling_directory, staged_file, write_json
+from .file_utils import (
+    SAVING_PREFIX,
+    directory_lock,
+    fsync_directory,
+    make_directory_in,
+    make_sibling_directory,
+    staged_file,
+    write_json,
+)
 from .masking_utils import get_extended_attention_mask
 
 logger = logging.getLogger(__name__)
@@ -447,12 +456,13 @@ class PreTrainedModel(nn.Module):
                 ``model.safetensors.index.json``; a single tensor larger than the limit gets a
                 shard of its own.
 
-        Files are written whole, under unique temporary names, then renamed into place
+        Every file is written whole, under a unique name, then renamed into place
         (``file_utils``): a kill or an error leaves the earlier save's files, never a part of
-        one. A new directory is built beside its final name and appears whole. An existing
-        one is locked while the save runs: saves into one directory from several processes
-        run one after the other (the last complete one wins), and ``from_pretrained`` never
-        reads half of one and half of another. This save's own earlier weight files (the
+        one. A new directory is built beside its final name and appears whole. In an
+        existing one, all files are written into a hidden staging directory first and then
+        renamed in, config.json last, under the directory's lock: saves into one directory
+        from several processes run one after the other (the last complete one wins), and
+        ``from_pretrained`` never reads half of one and half of another. This save's own earlier weight files (the
         single file, shards and index of the format it writes) are replaced; weights of the
         other format are kept, with a warning.
         """
@@ -464,27 +474,31 @@ class PreTrainedModel(nn.Module):
         state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items() if k not in tied}
         shards = _split_into_shards(state_dict, limit)
         config = dataclasses.replace(self.config, architectures=[type(self).__name__])
-        if not os.path.isdir(save_directory):  # a new directory: build it beside, then rename it into place
-            staging = make_sibling_directory(save_directory, ".saving-")
+        if not os.path.isdir(save_directory):  # a new directory: built beside its name, renamed into place whole
+            staging = make_sibling_directory(save_directory, SAVING_PREFIX)
             try:
                 names = _write_weights(staging, config, shards, state_dict, safe_serialization)
                 fsync_directory(staging)
                 try:
                     os.rename(staging, save_directory)
+                    staging = None
                     fsync_directory(os.path.dirname(os.path.abspath(save_directory)))
-                except OSError as e:  # another save created it meanwhile: move the files in, under its lock
+                except OSError as e:  # another save created it meanwhile: move in as into any existing one
                     if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(save_directory):
                         raise
                     with directory_lock(save_directory, exclusive=True):
-                        for name in os.listdir(staging):
-                            os.replace(os.path.join(staging, name), os.path.join(save_directory, name))
-                        _keep_or_remove_other_weights(save_directory, names, safe_serialization)
+                        _move_files_in(staging, save_directory, names, safe_serialization)
             finally:
-                shutil.rmtree(staging, ignore_errors=True)
-        else:
+                if staging is not None:
+                    shutil.rmtree(staging, ignore_errors=True)
+        else:  # an existing one: every file written first, inside it, then renamed into place (config.json last)
             with directory_lock(save_directory, exclusive=True):
-                names = _write_weights(save_directory, config, shards, state_dict, safe_serialization)
-                _keep_or_remove_other_weights(save_directory, names, safe_serialization)
+                staging = make_directory_in(save_directory, SAVING_PREFIX)
+                try:
+                    names = _write_weights(staging, config, shards, state_dict, safe_serialization)
+                    _move_files_in(staging, save_directory, names, safe_serialization)
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
         logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(shards), save_directory)
 
     # --------------------------------------------------------------- loading
@@ -783,6 +797,15 @@ def _write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]]
         write_json(os.path.join(directory, index_name), index, sort_keys=True)
         names.append(index_name)
     return names
+
+
+def _move_files_in(staging: str, directory: str, names: list[str], safe_serialization: bool) -> None:
+    """Rename a save's finished files from ``staging`` into ``directory`` (weights, then
+    config.json), then clear out this format's earlier files (``_keep_or_remove_other_weights``)."""
+    for name in [*names, CONFIG_NAME]:
+        os.replace(os.path.join(staging, name), os.path.join(directory, name))
+    fsync_directory(directory)
+    _keep_or_remove_other_weights(directory, names, safe_serialization)
 
 
 def _keep_or_remove_other_weights(directory: str, written: list[str], safe_serialization: bool) -> None:

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import torch
 
+from .checkpoints.errors import CheckpointError
+from .checkpoints.hf_format import find_weights_file
+
 # --------------------------------------------------------------------------------------
 # Tolerances: the one place they live.
 # --------------------------------------------------------------------------------------
@@ -182,6 +185,14 @@ def load_transformers_bert(path: str, attn_implementation: str):
     transformers.utils.logging.set_verbosity_error()
     try:
         model = transformers.BertModel.from_pretrained(path, attn_implementation=attn_implementation, dtype=torch.float32)
+    except Exception as e:  # noqa: BLE001 - a file mini_hf_bert read but transformers cannot: say so, naming it
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        try:
+            named = find_weights_file(path)
+        except CheckpointError:
+            named = path
+        raise CheckpointError(f"{named}: transformers {transformers.__version__} cannot load it for the comparison "
+                              f"({type(e).__name__}: {reason})") from None
     finally:
         transformers.utils.logging.set_verbosity(verbosity)
     return model.eval()

@@ -51,6 +51,7 @@ from .checkpoints.hf_format import SAFE_WEIGHTS_NAME, read_safetensors
 from .file_utils import (
     MAX_METADATA_BYTES,
     RUN_LOCK_NAME,
+    SAVING_PREFIX,
     TEMPORARY_NAME,
     RunLock,
     make_sibling_directory,
@@ -72,7 +73,8 @@ from .optimization import (
 CHECKPOINT_PREFIX = "checkpoint-"
 _CHECKPOINT_NAME = re.compile(re.escape(CHECKPOINT_PREFIX) + r"(\d+)")
 #: A checkpoint being written: a hidden directory beside its final name, until it is complete.
-_STAGING_NAME = re.compile(r"\." + re.escape(CHECKPOINT_PREFIX) + r"\d+\.partial-[0-9a-f]{8}")
+_STAGING_NAME = re.compile(r"\." + re.escape(CHECKPOINT_PREFIX) + r"\d+\.partial-[0-9a-f]{8}|"
+                           + re.escape(SAVING_PREFIX) + r"[0-9a-f]{8}")
 TRAINER_STATE = "trainer_state.pt"
 #: Written last into a checkpoint: its step, its files' sizes and the run's arguments.
 COMPLETE_MARKER = "checkpoint_complete.json"
@@ -664,9 +666,9 @@ def latest_checkpoint(output_dir: str) -> str | None:
 
 
 def remove_unfinished_writes(output_dir: str) -> list[str]:
-    """Remove what a killed run left half-written in ``output_dir``: checkpoints being
-    staged (``.checkpoint-STEP.partial-XXXXXXXX/``) and temporary files
-    (``.NAME.XXXXXXXX.tmp``), never renamed into place. Call it holding the run's lock (no
+    """Remove what a killed run left half-written in ``output_dir``: checkpoints and saves
+    being staged (``.checkpoint-STEP.partial-XXXXXXXX/``, ``.saving-XXXXXXXX/``) and temporary
+    files (``.NAME.XXXXXXXX.tmp``), never renamed into place. Call it holding the run's lock (no
     other writer is alive). Returns what was removed.
 
     transformers: none

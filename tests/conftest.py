@@ -81,3 +81,15 @@ def bert_base_legacy_dir(tmp_path_factory) -> str:
     with open(os.path.join(directory, "config.json")) as f:
         assert json.load(f)["hidden_size"] == 768
     return directory
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The fault corpus's one-line report (tests/test_fault_corpus.py), when it ran."""
+    import sys
+
+    corpus = sys.modules.get("tests.test_fault_corpus")
+    if corpus is not None and corpus.OUTCOMES:
+        from .fault_corpus import summary_line
+
+        terminalreporter.write_sep("=", "fault corpus (writers and newer surfaces)")
+        terminalreporter.write_line(summary_line(corpus.OUTCOMES))

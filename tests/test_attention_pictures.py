@@ -19,6 +19,7 @@ from PIL import Image
 from mini_hf_bert import BertModel, BertTokenizer
 from mini_hf_bert.cli import main
 from mini_hf_bert.visualize import (
+    AttentionMaps,
     attention_for_text,
     attention_html,
     cjk_font_family,
@@ -131,6 +132,33 @@ def test_html_renders_offline_in_headless_chromium(maps, tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
     _not_blank(shot)
+
+
+#: Tokens that are markup: each would run script, end the data script or comment it out if
+#: it reached the page as markup (finding 1 of issue 19).
+HOSTILE = ["<!--<script>", "<img src=x onerror=\"document.title='pwned'\">",
+           "</script><script>document.body.setAttribute('data-pwned', '1')</script>", "__DATA__", "\u2028"]
+
+
+def test_a_page_of_hostile_tokens_draws_them_as_text_in_chromium(tmp_path):
+    """In a real browser: the page draws (its own script ran to the end), every token is
+    text, no element the tokens spell exists, and no script of theirs ran."""
+    if NO_BROWSER:
+        pytest.skip("MINI_HF_BERT_NO_BROWSER=1")
+    browser = _chromium()
+    assert browser, "no headless Chromium: `make browser` installs it"
+    tokens = ["[CLS]", *HOSTILE, "[SEP]"]
+    maps = AttentionMaps(tokens, [torch.softmax(torch.randn(2, len(tokens), len(tokens)), -1)])
+    page = tmp_path / "hostile.html"
+    page.write_text(attention_html(maps, " ".join(HOSTILE)), encoding="utf-8")
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+                          "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-rendered="true"' in dom.stdout  # not swallowed by <!--<script>
+    assert "<title>pwned</title>" not in dom.stdout and 'data-pwned="1"' not in dom.stdout  # no token's script ran
+    assert "<img" not in dom.stdout
+    assert dom.stdout.count("&lt;!--&lt;script&gt;") >= 2  # drawn as text, on both sides of the head view
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
