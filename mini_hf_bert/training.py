@@ -88,11 +88,17 @@ RESUMABLE_CHANGES = frozenset({"progress", "eval_every", "save_every"})
 
 
 class ResumeError(CheckpointError):
-    """A checkpoint that cannot be resumed from."""
+    """A checkpoint that cannot be resumed from.
+
+    transformers: none (its ``Trainer`` raises a ValueError: "No valid checkpoint found")
+    """
 
 
 class ArgumentsChangedError(ResumeError):
-    """``--resume`` asked for other arguments than the run that wrote the checkpoint."""
+    """``--resume`` asked for other arguments than the run that wrote the checkpoint.
+
+    transformers: none
+    """
 
 
 @dataclass

@@ -232,3 +232,36 @@ def test_performance_doc_is_the_rendering_of_its_measurements():
         ".venv/bin/python tools/performance_report.py --render-only"
     )
     assert measured["fingerprint"] == tool.sources_fingerprint()
+
+
+# ------------------------------------------------------------------ docs/reliability.md
+
+RELIABILITY_DOCS = ("docs/reliability.md", "docs/zh/reliability.md")
+
+
+@pytest.mark.parametrize("doc", RELIABILITY_DOCS)
+def test_every_test_the_reliability_doc_names_exists(doc):
+    """Each promise names the test that checks it: that test must be there, by name."""
+    named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", _read(doc))
+    assert len(named) >= 25
+    for path, name in named:
+        source = _read(path)
+        assert re.search(rf"^def {name}\(", source, re.M), f"{doc} names {path}::{name}, which does not exist"
+
+
+def test_both_reliability_docs_name_the_same_tests_and_report():
+    english, chinese = (_read(doc) for doc in RELIABILITY_DOCS)
+    pattern = r"`(tests/[\w/]+\.py::\w+)`"
+    assert re.findall(pattern, english) == re.findall(pattern, chinese)
+    line = re.compile(r"^ {4}(fault corpus: .*)$", re.M)
+    assert line.findall(english) == line.findall(chinese)
+
+
+def test_the_fault_corpus_report_in_the_doc_is_the_corpus_s():
+    """The report line quoted in docs/reliability.md is what the corpus gives when every
+    case ends as declared (test_fault_corpus.py checks each does)."""
+    from .fault_corpus import CASES, Accept, summary_line
+
+    expected = summary_line({name: "accepted" if isinstance(expect, Accept) else "clear"
+                             for name, (_, expect) in CASES.items()})
+    assert f"    {expected}\n" in _read("docs/reliability.md"), f"docs/reliability.md: the report is now: {expected}"
