@@ -38,8 +38,37 @@ ENV = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
 
 def _run(out, kill_at="none", signal_name="KILL", extra=()) -> subprocess.CompletedProcess:
+    """A run in its own process, killed at ``kill_at`` (``killed_run.py``)."""
     return subprocess.run([sys.executable, KILLED_RUN, kill_at, signal_name, "pretrain", ZH, str(out), *RUN, *extra],
                           capture_output=True, text=True, env=ENV, timeout=600, cwd=HERE)
+
+
+class _Run:
+    def __init__(self, returncode: int, stderr: str) -> None:
+        self.returncode, self.stderr = returncode, stderr
+
+
+def _resume(out, extra=()) -> _Run:
+    """``pretrain ... --resume`` in this process, on one thread as the killed runs were (the
+    same sums in the same order: equal to a run in a fresh process with OMP_NUM_THREADS=1,
+    and seconds faster). Its errors and warnings, as the command line prints them."""
+    import contextlib
+    import io
+    import logging
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.WARNING)
+    threads = torch.get_num_threads()
+    logging.getLogger().addHandler(handler)
+    torch.set_num_threads(1)
+    try:
+        with contextlib.redirect_stderr(stream), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["pretrain", ZH, str(out), *RUN, *extra, "--resume"])
+    finally:
+        torch.set_num_threads(threads)
+        logging.getLogger().removeHandler(handler)
+    return _Run(code, stream.getvalue())
 
 
 def _weights(directory) -> dict[str, torch.Tensor]:
@@ -102,7 +131,7 @@ def test_a_run_killed_while_writing_resumes_to_the_uninterrupted_result(where, k
     assert killed.returncode == (-signal.SIGKILL if signal_name == "KILL" else 130), killed.stderr[-2000:]
     assert (out / "checkpoint-3" / COMPLETE_MARKER).is_file()
     vocab = (out / "vocab.txt").read_bytes()
-    resumed = _run(out, extra=["--resume"])
+    resumed = _resume(out)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert (out / "vocab.txt").read_bytes() == vocab  # --resume never writes the vocabulary
     _assert_same_end(out, whole)
@@ -120,7 +149,7 @@ def test_a_kill_from_outside_at_an_arbitrary_moment_resumes_to_the_same_result(w
     time.sleep(random.Random(os.getpid()).uniform(0, 0.3))
     process.send_signal(signal.SIGKILL)
     process.wait()
-    resumed = _run(out, extra=["--resume"])
+    resumed = _resume(out)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     _assert_same_end(out, whole)
 
@@ -192,7 +221,7 @@ def test_resume_skips_a_damaged_checkpoint_by_name_and_goes_back_to_the_last_goo
         damage(checkpoint)
     for name in ("model.safetensors", "log.jsonl", "training_history.json"):
         os.remove(out / name)  # as if killed after checkpoint-6
-    resumed = _run(out, extra=["--resume"])
+    resumed = _resume(out)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     warnings = [line for line in resumed.stderr.splitlines() if "skipping" in line]
     assert warnings and str(checkpoint) in warnings[0] and fragment in warnings[0], resumed.stderr[-3000:]
