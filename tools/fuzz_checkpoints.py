@@ -38,8 +38,6 @@ from tf_bundle_writer import write_table  # noqa: E402
 from mini_hf_bert.checkpoints.tf_bundle import read_table  # noqa: E402
 
 GOOGLE_DIR = os.path.join(ROOT, "tests", "fixtures", "tf", "bert_pretraining")
-KINDS = ("bin", "safetensors", "safetensors-header", "index", "tf-index", "tf-data", "tf-entries", "config",
-         "vocab")
 #: A crafted file may claim exabytes; an allocation past this fails as MemoryError (a failure).
 MEMORY_LIMIT_BYTES = 8 * 1024**3
 
@@ -158,50 +156,47 @@ def _mutate_safetensors_header(data: bytes, rng: random.Random) -> bytes:
     return struct.pack("<Q", claimed) + raw + body
 
 
+def _mutate_json_or_bytes(share_json: float):
+    """Mutate a JSON file's structure (with probability ``share_json``) or its bytes."""
+    def mutate(raw: bytes, rng: random.Random) -> bytes:
+        return _dump_json(_mutate_json(json.loads(raw), rng)) if rng.random() < share_json else _mutate_bytes(raw, rng)
+    return mutate
+
+
+def _mutate_entries(path: str, rng: random.Random) -> None:
+    """A TF index mutated at the protobuf level and re-sealed with valid CRCs."""
+    items = list(read_table(path))
+    i = rng.randrange(len(items))
+    key, value = items[i]
+    items[i] = (key, _mutate_bytes(value, rng))
+    write_table(path, items)
+
+
+#: kind -> (the base checkpoint it starts from, the file it mutates, how).
+CASES = {
+    "bin": ("bin", "pytorch_model.bin", _mutate_bytes),
+    "safetensors": ("safetensors", "model.safetensors", _mutate_bytes),
+    "safetensors-header": ("safetensors", "model.safetensors", _mutate_safetensors_header),
+    "index": ("index", "model.safetensors.index.json", _mutate_json_or_bytes(0.6)),
+    "config": ("safetensors", "config.json", _mutate_json_or_bytes(0.7)),
+    "vocab": ("safetensors", "vocab.txt", _mutate_bytes),
+    "tf-index": ("google", "bert_model.ckpt.index", _mutate_bytes),
+    "tf-data": ("google", "bert_model.ckpt.data-00000-of-00001", _mutate_bytes),
+    "tf-entries": ("google", "bert_model.ckpt.index", None),
+}
+
+
 def _make_case(kind: str, bases: dict[str, str], directory: str, rng: random.Random) -> tuple[str, str]:
     """Write one mutated checkpoint into ``directory``; return (what to load, the mutated file)."""
-    if kind.startswith("tf"):
-        source = bases["google"]
-    elif kind in ("bin", "index"):
-        source = bases[kind]
-    else:
-        source = bases["safetensors"]
+    base, name, mutate = CASES[kind]
     target = os.path.join(directory, "ckpt")
-    shutil.copytree(source, target)
-    if kind == "bin":
-        path = os.path.join(target, "pytorch_model.bin")
-        data = _mutate_bytes(open(path, "rb").read(), rng)
-    elif kind == "safetensors":
-        path = os.path.join(target, "model.safetensors")
-        data = _mutate_bytes(open(path, "rb").read(), rng)
-    elif kind == "safetensors-header":
-        path = os.path.join(target, "model.safetensors")
-        data = _mutate_safetensors_header(open(path, "rb").read(), rng)
-    elif kind == "index":
-        path = os.path.join(target, "model.safetensors.index.json")
-        raw = open(path, "rb").read()
-        data = _dump_json(_mutate_json(json.loads(raw), rng)) if rng.random() < 0.6 else _mutate_bytes(raw, rng)
-    elif kind == "config":
-        path = os.path.join(target, "config.json")
-        raw = open(path, "rb").read()
-        data = _dump_json(_mutate_json(json.loads(raw), rng)) if rng.random() < 0.7 else _mutate_bytes(raw, rng)
-    elif kind == "vocab":
-        path = os.path.join(target, "vocab.txt")
-        data = _mutate_bytes(open(path, "rb").read(), rng)
-    elif kind == "tf-index":
-        path = os.path.join(target, "bert_model.ckpt.index")
-        data = _mutate_bytes(open(path, "rb").read(), rng)
-    elif kind == "tf-data":
-        path = os.path.join(target, "bert_model.ckpt.data-00000-of-00001")
-        data = _mutate_bytes(open(path, "rb").read(), rng)
-    else:  # tf-entries: mutated at the protobuf level and re-sealed with valid CRCs
-        path = os.path.join(target, "bert_model.ckpt.index")
-        items = list(read_table(path))
-        i = rng.randrange(len(items))
-        key, value = items[i]
-        items[i] = (key, _mutate_bytes(value, rng))
-        write_table(path, items)
+    shutil.copytree(bases[base], target)
+    path = os.path.join(target, name)
+    if mutate is None:
+        _mutate_entries(path, rng)
         return target, path
+    with open(path, "rb") as f:
+        data = mutate(f.read(), rng)
     with open(path, "wb") as f:
         f.write(data)
     return target, path
@@ -217,7 +212,7 @@ def _load(kind: str, target: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=10_000)
-    parser.add_argument("--kind", action="append", choices=KINDS, help="repeatable (default: all, in turn)")
+    parser.add_argument("--kind", action="append", choices=list(CASES), help="repeatable (default: all, in turn)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds a case may take before it counts as a hang")
     args = parser.parse_args()
@@ -226,7 +221,7 @@ def main() -> int:
     import logging
 
     logging.disable(logging.WARNING)  # loading warnings of the non-strict kind are not the subject
-    kinds = args.kind or list(KINDS)
+    kinds = args.kind or list(CASES)
     rng = random.Random(args.seed)
     counts: collections.Counter = collections.Counter()
     failures: list[str] = []
