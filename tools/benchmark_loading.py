@@ -39,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "loading.md")
 
 #: The code whose speed the document reports; changing any of it makes the doc stale.

@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "tokenizer_speed.md")
 MEASURED_SOURCES = ("tools/benchmark_tokenizer.py", "mini_hf_bert/tokenization_bert.py")
 STDLIB_MODULES = ("os", "re", "json", "collections", "itertools", "functools", "pathlib", "typing", "argparse",

@@ -32,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
+
 OUT = os.path.join(ROOT, "mini_hf_bert", "unicode_tables.py")
 
 

@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "parity.md")
 TF4_DIR = os.path.join(ROOT, ".cache", "transformers-4.57.6")
 

@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "performance.md")
 #: What the measurements depend on (the rendering in this script does not: --render-only).
 MEASURED_SOURCES = ("mini_hf_bert/benchmark.py", "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py")

@@ -23,6 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "training_results.md")
 PICTURE = os.path.join(ROOT, "docs", "images", "training", "pretraining_curves.png")
 MEASURED_SOURCES = ("tools/training_report.py", "mini_hf_bert/pretraining.py", "mini_hf_bert/pretraining_data.py",

@@ -15,6 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "weight_map.md")
 
 
