@@ -54,6 +54,11 @@ GOOGLE_CONFIG_KEYS = (
 )
 
 
+#: The largest size a config may give: torch indexes tensor dimensions with 64-bit ints,
+#: and no BERT comes near 2**31 (the largest vocabularies hold about 250,000 tokens).
+MAX_SIZE = 2**31 - 1
+
+
 class ConfigError(ValueError):
     """A configuration value that cannot describe a BERT model.
 
@@ -198,6 +203,8 @@ class BertConfig:
                 raise ConfigError(f"BertConfig.{name} must be an int, got {value!r} ({type(value).__name__})")
             if value <= 0:
                 raise ConfigError(f"BertConfig.{name} must be positive, got {value}")
+            if value > MAX_SIZE:
+                raise ConfigError(f"BertConfig.{name} must be at most {MAX_SIZE} (a tensor dimension), got {value}")
         if self.hidden_size % self.num_attention_heads != 0:
             raise ConfigError(
                 f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "

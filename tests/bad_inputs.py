@@ -148,6 +148,8 @@ CASES = {
                                                 "config.json: BertConfig.hidden_size must be an int", ALL),
     "config: heads do not divide hidden": (lambda d: _edit_config(d, num_attention_heads=5),
                                            "config.json: BertConfig.hidden_size (64) must be divisible", ALL),
+    "config: a size past int64 (found by tools/fuzz_checkpoints.py)": (
+        lambda d: _edit_config(d, intermediate_size=2**63), "config.json: BertConfig.intermediate_size must be at most", ALL),
     "config: negative vocabulary": (lambda d: _edit_config(d, vocab_size=-3), "config.json: BertConfig.vocab_size must be positive", ALL),
     "config: NaN epsilon": (lambda d: (_write(os.path.join(d, "config.json"), json.dumps(_config(d)).replace(
         '"layer_norm_eps": 1e-12', '"layer_norm_eps": NaN')), d)[1], "config.json: BertConfig.layer_norm_eps must be a finite number", ALL),
