@@ -342,7 +342,10 @@ class Trainer:
                 os.rename(target, aside)
                 logger.warning("%s was already there; moved it aside to %s", target, aside)
             with staged_directory(target, f".{name}.partial-", overwrite=False) as staging:
-                self._save_model_files(staging)
+                self.model.save_pretrained(staging)
+                if self.task.save_extra is not None:
+                    self.task.save_extra(staging)
+                self._write_history(staging)
                 state = {"step": self.step, "optimizer": self.optimizer.state_dict(),
                          "scheduler": self.scheduler.state_dict(), "config": asdict(self.config),
                          "history": {"steps": self.history.steps, "evaluations": self.history.evaluations}}
@@ -359,14 +362,11 @@ class Trainer:
         """The trained model in the output directory itself (transformers' format), beside
         the history, log and curves. Rank 0 writes; the others wait."""
         if self.rank == 0:
-            self._save_model_files(self.config.output_dir, tokenizer=False)
+            self.model.save_pretrained(self.config.output_dir)
             self._write_output_files()
         _barrier(self.world_size)
 
-    def _save_model_files(self, directory: str, tokenizer: bool = True) -> None:
-        self.model.save_pretrained(directory)
-        if tokenizer and self.task.save_extra is not None:
-            self.task.save_extra(directory)
+    def _write_history(self, directory: str) -> None:
         write_json(os.path.join(directory, HISTORY_FILE),
                    {"steps": self.history.steps, "evaluations": self.history.evaluations}, indent=None)
 
@@ -377,8 +377,7 @@ class Trainer:
         out = self.config.output_dir
         if self.task.save_extra is not None and not os.path.lexists(os.path.join(out, "vocab.txt")):
             self.task.save_extra(out)
-        write_json(os.path.join(out, HISTORY_FILE),
-                   {"steps": self.history.steps, "evaluations": self.history.evaluations}, indent=None)
+        self._write_history(out)
         if self.log_records:
             self._write_log()
         plot_history(self.history, os.path.join(out, PLOT_FILE))
