@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -115,7 +116,7 @@ def _mode_for(path: str) -> int:
         info = os.lstat(path)
     except OSError:
         return 0o666 & ~current_umask()
-    if os.path.stat.S_ISREG(info.st_mode):
+    if stat.S_ISREG(info.st_mode):
         return info.st_mode & 0o7777
     return 0o666 & ~current_umask()
 
@@ -201,9 +202,9 @@ def read_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe must not block the open
     try:
         info = os.fstat(fd)
-        if os.path.stat.S_ISDIR(info.st_mode):
+        if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(errno.EISDIR, "a directory, not a file", path)
-        if not os.path.stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file but a device, a pipe or a socket", path)
         if max_bytes is not None and info.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"{info.st_size} bytes, more than the {max_bytes} such a file may have", path)
