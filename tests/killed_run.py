@@ -27,6 +27,9 @@ import sys
 def main() -> int:
     kill_at, signal_name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     number = getattr(signal, f"SIG{signal_name}")
+    # Ctrl-C raises KeyboardInterrupt even where this process was started with SIGINT
+    # ignored (a shell starts background jobs so, and Python then keeps it ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if kill_at != "none":
         pattern, count = kill_at.rsplit("#", 1)
         seen = [0]
