@@ -13,8 +13,8 @@ import re
 import pytest
 import transformers
 
-from mini_hf_bert.parity import ParityRow, parity_doc_problems
-from mini_hf_bert.testing_utils import sources_fingerprint
+from mini_hf_bert.parity.compare import ParityRow, parity_doc_problems
+from mini_hf_bert.parity.testing_utils import sources_fingerprint
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 PARITY_DOC = os.path.join(ROOT, "docs", "parity.md")
@@ -25,25 +25,26 @@ TEST_DIRS = ("tests", "tests_transformers4")
 PARITY_SOURCES = (
     "mini_hf_bert/modeling_bert.py",
     "mini_hf_bert/modeling_utils.py",
+    "mini_hf_bert/integrations/*.py",
     "mini_hf_bert/activations.py",
     "mini_hf_bert/masking_utils.py",
     "mini_hf_bert/pytorch_utils.py",
     "mini_hf_bert/validation.py",
     "mini_hf_bert/modeling_outputs.py",
     "mini_hf_bert/configuration_bert.py",
-    "mini_hf_bert/parity.py",
+    "mini_hf_bert/parity/compare.py",
     "mini_hf_bert/checkpoints/*.py",
     "conftest.py",
     "tests/conftest.py",
     "tests_transformers4/conftest.py",
-    "tests/test_checkpoint_loading.py",
-    "tests/test_decoder.py",
-    "tests/test_heads.py",
-    "tests/test_parity_numerical.py",
-    "tests/test_real_checkpoint.py",
-    "tests/test_tf_loading.py",
-    "tests/test_training.py",
-    "tests/test_training_steps.py",
+    "tests/checkpoints/test_checkpoint_loading.py",
+    "tests/core/test_decoder.py",
+    "tests/core/test_heads.py",
+    "tests/parity/test_parity_numerical.py",
+    "tests/parity/test_real_checkpoint.py",
+    "tests/checkpoints/test_tf_loading.py",
+    "tests/training/test_training.py",
+    "tests/training/test_training_steps.py",
     "tests_transformers4/test_head_mask_and_pruning.py",
     "tests_transformers4/test_masks_and_model.py",
     "tests_transformers4/test_relative_positions.py",

@@ -54,7 +54,7 @@ from .auto import (
 from .masking_utils import get_extended_attention_mask
 from .modeling_utils import PreTrainedModel
 from .pytorch_utils import apply_chunking_to_forward
-from .sentence_embeddings import encode_sentences
+from .pipelines.sentence_embeddings import encode_sentences
 from .pipelines import (
     FeatureExtractionPipeline,
     FillMaskPipeline,

@@ -1,7 +1,7 @@
-"""``python -m mini_hf_bert``: see ``mini_hf_bert.cli``."""
+"""``python -m mini_hf_bert``: see ``mini_hf_bert.commands.cli``."""
 
 import sys
 
-from .cli import main
+from .commands.cli import main
 
 sys.exit(main())

@@ -1,5 +1,5 @@
 """Attention masks: the 0/1 padding mask a tokenizer returns -> the additive mask that
-attention adds to its scores.
+attention adds to its scores; and head masks, one multiplier per head and layer.
 
 transformers 5.x builds these in ``masking_utils.py`` (``create_bidirectional_mask``,
 ``create_causal_mask``), the name kept here; 4.x had them as ``ModuleUtilsMixin`` methods
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from .validation import check_shape
+from .pytorch_utils import check_shape
 
 
 def get_extended_attention_mask(
@@ -114,3 +114,29 @@ def _causal_keep_mask(attention_mask: torch.Tensor, seq_length: int) -> torch.Te
     # Multiply 0/1 masks before converting to additive, so a key that is both padding
     # and in the future gets min once, not 2 * min (= -inf in fp32: NaN after softmax).
     return causal[None, None, :, :] * attention_mask[:, None, None, :]  # (B, 1, T, S)
+
+
+def get_head_mask(
+    head_mask: torch.Tensor | None, num_hidden_layers: int, num_attention_heads: int, dtype: torch.dtype
+) -> list[torch.Tensor | None]:
+    """(N,) or (L, N) head mask -> one (1, N, 1, 1) multiplier per layer, broadcast over
+    (B, N, T, S) attention probabilities; None -> [None] * L.
+
+    1 keeps a head, 0 silences it (Michel et al., 2019, "Are Sixteen Heads Really Better than One?").
+
+    transformers 4.x: ``modeling_utils.ModuleUtilsMixin.get_head_mask`` (5.x has no head masks)
+    """
+    if head_mask is None:
+        return [None] * num_hidden_layers
+    if not isinstance(head_mask, torch.Tensor):
+        raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
+    shape = tuple(head_mask.shape)
+    if shape == (num_attention_heads,):
+        head_mask = head_mask.expand(num_hidden_layers, -1)  # (L, N): the same mask for every layer
+    elif shape != (num_hidden_layers, num_attention_heads):
+        raise ValueError(
+            f"head_mask must be (num_heads,) = ({num_attention_heads},) or (num_layers, num_heads) = "
+            f"({num_hidden_layers}, {num_attention_heads}), got shape {shape}"
+        )
+    head_mask = head_mask.to(dtype)
+    return [head_mask[i][None, :, None, None] for i in range(num_hidden_layers)]  # L x (1, N, 1, 1)

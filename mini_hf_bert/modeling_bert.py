@@ -59,9 +59,9 @@ from .modeling_outputs import (
     TokenClassifierOutput,
 )
 from .activations import ACT2FN
-from .masking_utils import get_extended_attention_mask, invert_attention_mask
+from .masking_utils import get_extended_attention_mask, get_head_mask, invert_attention_mask
 from . import modeling_bert_fast
-from .modeling_utils import PreTrainedModel, get_head_mask
+from .modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel, check_attn_implementation
 from .pytorch_utils import apply_chunking_to_forward, prune_linear_layer
 from .validation import (
     check_class_labels,
@@ -150,11 +150,13 @@ class BertEmbeddings(nn.Module):
 # Attention
 # ======================================================================================
 #
-# Two implementations of the same function, chosen like transformers' attn_implementation:
-#   "eager": every step written out: the readable reference, and the only one that can
-#            return the attention probabilities;
-#   "sdpa":  torch.nn.functional.scaled_dot_product_attention, one fused call.
-# Both take q, k, v of shape (B, N, T|S, D), the additive mask of get_extended_attention_mask,
+# One function, several implementations, chosen by config.attn_implementation as in transformers:
+#   "eager": written out below, every step: the readable reference, and the only one that
+#            can return the attention probabilities;
+#   "sdpa":  torch.nn.functional.scaled_dot_product_attention, one fused call
+#            (integrations/sdpa_attention.py), looked up in modeling_utils.ALL_ATTENTION_FUNCTIONS;
+#   "fast":  the same model on real tokens only (modeling_bert_fast.py), sdpa per layer elsewhere.
+# All take q, k, v of shape (B, N, T|S, D), the additive mask of get_extended_attention_mask,
 # the score scale 1/sqrt(D) and the probabilities' dropout module.
 
 
@@ -200,44 +202,6 @@ def eager_attention_forward(
         probs = probs * head_mask  # (B, N, T, S) * (1, N, 1, 1); after dropout, as in transformers
     context = torch.matmul(probs, value)  # (B, N, T, S) @ (B, N, S, D) -> (B, N, T, D)
     return context, probs
-
-
-def sdpa_attention_forward(
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    attention_mask: torch.Tensor | None,
-    scaling: float,
-    dropout: nn.Dropout,
-    head_mask: torch.Tensor | None = None,
-    position_bias: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, None]:
-    """The same function through PyTorch's fused kernel; it never materialises the
-    probabilities, so it returns None for them and cannot apply a head mask; relative
-    position scores are left to eager too (callers fall back).
-
-    transformers: ``integrations.sdpa_attention.sdpa_attention_forward``
-    """
-    if head_mask is not None or position_bias is not None:
-        raise ValueError("sdpa attention applies neither a head_mask nor relative positions; use eager")
-    context = nn.functional.scaled_dot_product_attention(
-        query,
-        key,
-        value,
-        attn_mask=attention_mask,  # the same additive float mask, broadcastable to (B, N, T, S)
-        dropout_p=dropout.p if module.training else 0.0,
-        scale=scaling,
-    )  # (B, N, T, D)
-    return context, None
-
-
-#: attn_implementation name -> function; a faster path registers here under its own name.
-BERT_ATTENTION_FUNCTIONS = {
-    "eager": eager_attention_forward,
-    "sdpa": sdpa_attention_forward,
-    "fast": sdpa_attention_forward,  # per layer where modeling_bert_fast's unpadded path does not apply
-}
 
 
 class BertSelfAttention(nn.Module):
@@ -348,7 +312,9 @@ class BertSelfAttention(nn.Module):
             # Only the eager path materialises the probabilities (to return, to mask by head)
             # and adds relative scores before scaling; transformers 4.x's sdpa class falls back alike.
             implementation = "eager"
-        attention_fn = BERT_ATTENTION_FUNCTIONS[implementation]
+        attention_fn = eager_attention_forward
+        if implementation != "eager":
+            attention_fn = ALL_ATTENTION_FUNCTIONS[implementation]
         context, probs = attention_fn(
             self, query, key, value, attention_mask, self.scaling, self.dropout,
             head_mask=head_mask, position_bias=position_bias,
@@ -873,10 +839,7 @@ class BertModel(BertPreTrainedModel):
 
     def __init__(self, config: BertConfig, add_pooling_layer: bool = True) -> None:
         super().__init__(config)
-        if config.attn_implementation not in BERT_ATTENTION_FUNCTIONS:
-            raise ValueError(
-                f"attn_implementation={config.attn_implementation!r} is not one of {sorted(BERT_ATTENTION_FUNCTIONS)}"
-            )
+        check_attn_implementation(config.attn_implementation)
         self.embeddings = BertEmbeddings(config)
         self.encoder = BertEncoder(config)
         self.pooler = BertPooler(config) if add_pooling_layer else None

@@ -1,7 +1,7 @@
 """The fast path, ``attn_implementation="fast"``: the same BertModel, run on real tokens only.
 
 modeling_bert.py is the reference, written to be read; this module computes the same
-function with less work, and is tested equal to it (tests/test_fast_path.py). It reads
+function with less work, and is tested equal to it (tests/core/test_fast_path.py). It reads
 the model's own parameters under their checkpoint names; what it adds is stated below.
 
 What it does differently, for an encoder in eval mode:
@@ -57,10 +57,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from .activations import GELUActivation
+from .integrations.sdpa_attention import sdpa_attention_forward
 from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
+from .modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 #: The name that selects this module, as "eager" and "sdpa" select theirs.
 FAST = "fast"
+# Where the unpadded path does not apply (a head mask, attention probabilities asked for,
+# a decoder's cache...), BertModel runs layer by layer, and each layer's attention is sdpa.
+ALL_ATTENTION_FUNCTIONS.register(FAST, sdpa_attention_forward)
 
 #: Matrix-product routes: "aten" = F.linear (MKL sgemm for fp32 on CPU, oneDNN for bf16,
 #: cuBLAS on CUDA); "onednn" = weights pre-packed into oneDNN's blocked layout once and

@@ -1,7 +1,10 @@
 """``PreTrainedModel``: ``from_pretrained`` / ``save_pretrained`` / weight initialisation,
-building a model without initialising it, and ``get_head_mask``, as transformers'
-``modeling_utils.py``. Activations are in ``activations.py``, the chunked feed-forward and
-head pruning in ``pytorch_utils.py``, attention masks in ``masking_utils.py``.
+and the attention implementations by name, as transformers' ``modeling_utils.py``.
+
+How the files are read, checked and assigned is in ``checkpoints/`` (``resolve.py``,
+``weight_map.py``, ``loading.py``), how they are written in ``checkpoints/saving.py``.
+Activations are in ``activations.py``, the chunked feed-forward and head pruning in
+``pytorch_utils.py``, attention and head masks in ``masking_utils.py``.
 
 Shapes use the legend of ``modeling_bert.py``: B batch, T sequence (query), S key
 sequence, H hidden, N heads, D head dim.
@@ -14,26 +17,24 @@ import errno
 import inspect
 import logging
 import os
-import re
 import shutil
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import nn
-from torch.overrides import TorchFunctionMode
 
 from .checkpoints.errors import CheckpointError
-from .checkpoints.hf_format import (
-    CONFIG_NAME,
-    SAFE_WEIGHTS_INDEX_NAME,
-    SAFE_WEIGHTS_NAME,
-    WEIGHTS_FILE_NAMES,
-    WEIGHTS_INDEX_NAME,
-    WEIGHTS_NAME,
+from .checkpoints.loading import (
+    checkpoint_argument,
+    init_empty_weights,
+    load_fitted_state,
+    name_list,
+    resolve_device_map,
+    resolve_dtype,
 )
 from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
+from .checkpoints.saving import move_files_in, parse_size, split_into_shards, write_weights
 from .checkpoints.weight_map import fit_checkpoint_keys
 from .file_utils import (
     SAVING_PREFIX,
@@ -41,16 +42,52 @@ from .file_utils import (
     fsync_directory,
     make_directory_in,
     make_sibling_directory,
-    staged_file,
-    write_json,
 )
+from .integrations.sdpa_attention import sdpa_attention_forward
 from .masking_utils import get_extended_attention_mask
 
 logger = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------------------
-# Head masks (transformers 4.x: ModuleUtilsMixin.get_head_mask)
+# Attention implementations, by name
 # --------------------------------------------------------------------------------------
+
+
+class AttentionInterface(dict):
+    """``attn_implementation`` name -> attention function, for every model.
+
+    A model writes its own ``"eager"`` function (``modeling_bert.eager_attention_forward``)
+    and looks any other name up here; an implementation registers itself by name
+    (``integrations/``, ``modeling_bert_fast.py``), so the model file never lists them.
+
+    transformers: ``modeling_utils.AttentionInterface``
+    """
+
+    def register(self, name: str, function: Callable[..., tuple[torch.Tensor, torch.Tensor | None]]) -> None:
+        self[name] = function
+
+
+ALL_ATTENTION_FUNCTIONS = AttentionInterface(sdpa=sdpa_attention_forward)
+
+
+def check_attn_implementation(name: str) -> None:
+    """Refuse an ``attn_implementation`` that is neither ``"eager"`` nor registered, naming the choices.
+
+    transformers: none (``PreTrainedModel._check_and_adjust_attn_implementation`` checks inline)
+    """
+    if name != "eager" and name not in ALL_ATTENTION_FUNCTIONS:
+        raise ValueError(f"attn_implementation={name!r} is not one of {sorted(['eager', *ALL_ATTENTION_FUNCTIONS])}")
+
+
+# --------------------------------------------------------------------------------------
+# PreTrainedModel: loading, saving, initialisation
+# --------------------------------------------------------------------------------------
+
+
+#: mean_resizing draws new rows from N(μ, this·Σ): transformers' factor, small enough that
+#: every new row is the mean to ~1e-5, while still breaking the tie between new tokens.
+MEAN_RESIZING_COVARIANCE_SCALE = 1e-9
+
 
 
 def _rows_near_the_mean(weight: torch.Tensor, count: int) -> torch.Tensor:
@@ -67,139 +104,6 @@ def _rows_near_the_mean(weight: torch.Tensor, count: int) -> torch.Tensor:
         sample = mean.expand(count, -1)
     return sample.to(weight.dtype)
 
-
-def get_head_mask(
-    head_mask: torch.Tensor | None, num_hidden_layers: int, num_attention_heads: int, dtype: torch.dtype
-) -> list[torch.Tensor | None]:
-    """(N,) or (L, N) head mask -> one (1, N, 1, 1) multiplier per layer, broadcast over
-    (B, N, T, S) attention probabilities; None -> [None] * L.
-
-    1 keeps a head, 0 silences it (Michel et al., 2019, "Are Sixteen Heads Really Better than One?").
-
-    transformers 4.x: ``modeling_utils.ModuleUtilsMixin.get_head_mask`` (5.x has no head masks)
-    """
-    if head_mask is None:
-        return [None] * num_hidden_layers
-    if not isinstance(head_mask, torch.Tensor):
-        raise TypeError(f"head_mask must be a torch.Tensor, got {type(head_mask).__name__}")
-    shape = tuple(head_mask.shape)
-    if shape == (num_attention_heads,):
-        head_mask = head_mask.expand(num_hidden_layers, -1)  # (L, N): the same mask for every layer
-    elif shape != (num_hidden_layers, num_attention_heads):
-        raise ValueError(
-            f"head_mask must be (num_heads,) = ({num_attention_heads},) or (num_layers, num_heads) = "
-            f"({num_hidden_layers}, {num_attention_heads}), got shape {shape}"
-        )
-    head_mask = head_mask.to(dtype)
-    return [head_mask[i][None, :, None, None] for i in range(num_hidden_layers)]  # L x (1, N, 1, 1)
-
-
-# --------------------------------------------------------------------------------------
-# PreTrainedModel: loading, saving, initialisation
-# --------------------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------------------
-# Building a model without initialising it
-# --------------------------------------------------------------------------------------
-_TORCH_EMPTY = torch.empty  # the function itself, whatever later rebinds the name
-#: mean_resizing draws new rows from N(μ, this·Σ): transformers' factor, small enough that
-#: every new row is the mean to ~1e-5, while still breaking the tie between new tokens.
-MEAN_RESIZING_COVARIANCE_SCALE = 1e-9
-
-
-class _EmptyParameters(TorchFunctionMode):
-    """While active: ``torch.empty`` makes meta tensors, and random fills of meta tensors
-    are skipped.
-
-    ``nn.Linear``, ``nn.Embedding`` and ``nn.LayerNorm`` create their parameters with
-    ``torch.empty`` and then initialise them; on the meta device that costs nothing but
-    shapes. Buffers (``position_ids = torch.arange(...)``) stay real CPU tensors with their
-    values: they are not in checkpoints, and building them on meta would route ``arange``
-    through a Python decomposition that imports sympy (about a second). Random fills are
-    skipped because on meta they compute nothing, yet ``normal_`` takes a decomposition
-    that imports torch._dynamo (seconds).
-    """
-
-    # Tensor methods, and the torch.nn.init functions over them (which dispatch here
-    # themselves, before calling the method).
-    RANDOM_FILLS = frozenset({
-        torch.Tensor.normal_, torch.Tensor.uniform_, torch.Tensor.bernoulli_, torch.Tensor.random_,
-        torch.Tensor.exponential_, torch.Tensor.log_normal_, torch.Tensor.cauchy_, torch.Tensor.geometric_,
-        nn.init.normal_, nn.init.uniform_, nn.init.trunc_normal_, nn.init.kaiming_uniform_,
-        nn.init.kaiming_normal_, nn.init.xavier_uniform_, nn.init.xavier_normal_, nn.init.orthogonal_,
-    })
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
-        if func is _TORCH_EMPTY and kwargs.get("device") is None:
-            kwargs["device"] = "meta"
-        elif func in self.RANDOM_FILLS:
-            tensor = args[0] if args else kwargs.get("tensor")
-            if isinstance(tensor, torch.Tensor) and tensor.is_meta:
-                return tensor
-        return func(*args, **kwargs)
-
-
-@contextmanager
-def init_empty_weights() -> Iterator[None]:
-    """Build modules with their parameters on the meta device: shapes only, no memory,
-    no initialisation (buffers stay on the CPU, as accelerate's ``include_buffers=False``).
-
-    ``from_pretrained`` builds the model this way and then *assigns* the checkpoint's
-    (memory-mapped) tensors as its parameters, so bert-base's 110M weights are neither
-    randomly initialised nor copied. transformers 5.x builds on meta too.
-
-    transformers 4.x: ``integrations.accelerate.init_empty_weights`` (5.x builds on the meta device itself)
-    """
-    with _EmptyParameters():
-        yield
-
-
-def _resolve_device_map(device_map: Any) -> torch.device | None:
-    """A single-device ``device_map`` (transformers' spellings) -> the device, checked to exist."""
-    if device_map is None:
-        return None
-    value = device_map
-    if isinstance(value, dict):
-        devices = set(map(str, value.values()))
-        if len(devices) != 1:
-            raise ValueError(f"device_map={device_map!r} spreads the model over several devices; "
-                             f"mini_hf_bert puts a model on one device (e.g. device_map='cuda:0')")
-        value = next(iter(value.values()))
-    accelerator = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
-    if value == "auto":
-        return accelerator or torch.device("cpu")
-    if isinstance(value, int) and not isinstance(value, bool):  # an index: of the accelerator, CUDA's by default
-        value = f"{accelerator.type if accelerator is not None else 'cuda'}:{value}"
-    try:
-        device = torch.device(value)  # "cpu", "cuda", "cuda:1", 1 (an accelerator index), torch.device
-    except (RuntimeError, TypeError):
-        raise ValueError(f"device_map={device_map!r} is not a device (e.g. 'cpu', 'cuda', 'cuda:0', 0, 'auto')") from None
-    if device.type not in ("cpu", "meta"):
-        module = getattr(torch, device.type, None)
-        available = module is not None and hasattr(module, "is_available") and module.is_available()
-        if not available:
-            raise ValueError(f"device_map={device_map!r}: no {device.type} device is available on this machine")
-        count = module.device_count() if hasattr(module, "device_count") else 1
-        if device.index is not None and device.index >= count:
-            raise ValueError(f"device_map={device_map!r}: this machine has {count} {device.type} device(s)")
-    if device.type == "meta":
-        raise ValueError("device_map='meta' would load no weights; build the model under init_empty_weights() instead")
-    return device
-
-
-def _resolve_dtype(value: Any, argument: str) -> torch.dtype | str | None:
-    """``torch.float16`` / ``"float16"`` / ``"auto"`` / None -> a torch.dtype, "auto" or None."""
-    if value is None or value == "auto" or isinstance(value, torch.dtype):
-        if isinstance(value, torch.dtype) and not value.is_floating_point:
-            raise ValueError(f"{argument}={value} is not a floating dtype")
-        return value
-    if isinstance(value, str):
-        resolved = getattr(torch, value.removeprefix("torch."), None)
-        if isinstance(resolved, torch.dtype) and resolved.is_floating_point:
-            return resolved
-    raise ValueError(f"{argument}={value!r} is not a floating torch dtype (e.g. torch.float32, 'bfloat16', 'auto')")
 
 
 class PreTrainedModel(nn.Module):
@@ -240,11 +144,7 @@ class PreTrainedModel(nn.Module):
     def set_attn_implementation(self, attn_implementation: str) -> None:
         """Switch a built model between ``"eager"``, ``"sdpa"`` and ``"fast"``: every layer
         reads the one config, so the next call uses it. As transformers 5.x's method."""
-        from .modeling_bert import BERT_ATTENTION_FUNCTIONS  # the registry; modeling_bert imports this module
-
-        if attn_implementation not in BERT_ATTENTION_FUNCTIONS:
-            raise ValueError(f"attn_implementation={attn_implementation!r} is not one of "
-                             f"{sorted(BERT_ATTENTION_FUNCTIONS)}")
+        check_attn_implementation(attn_implementation)
         self.config.attn_implementation = attn_implementation
 
     # ----------------------------------------------------- gradient checkpointing
@@ -472,12 +372,12 @@ class PreTrainedModel(nn.Module):
         limit = parse_size(max_shard_size, "max_shard_size")
         tied = self.tied_weights()  # stored once, under the source's name
         state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items() if k not in tied}
-        shards = _split_into_shards(state_dict, limit)
+        shards = split_into_shards(state_dict, limit)
         config = dataclasses.replace(self.config, architectures=[type(self).__name__])
         if not os.path.isdir(save_directory):  # a new directory: built beside its name, renamed into place whole
             staging = make_sibling_directory(save_directory, SAVING_PREFIX)
             try:
-                names = _write_weights(staging, config, shards, state_dict, safe_serialization)
+                names = write_weights(staging, config, shards, state_dict, safe_serialization)
                 fsync_directory(staging)
                 try:
                     os.rename(staging, save_directory)
@@ -487,7 +387,7 @@ class PreTrainedModel(nn.Module):
                     if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(save_directory):
                         raise
                     with directory_lock(save_directory, exclusive=True):
-                        _move_files_in(staging, save_directory, names, safe_serialization)
+                        move_files_in(staging, save_directory, names, safe_serialization)
             finally:
                 if staging is not None:
                     shutil.rmtree(staging, ignore_errors=True)
@@ -495,8 +395,8 @@ class PreTrainedModel(nn.Module):
             with directory_lock(save_directory, exclusive=True):
                 staging = make_directory_in(save_directory, SAVING_PREFIX)
                 try:
-                    names = _write_weights(staging, config, shards, state_dict, safe_serialization)
-                    _move_files_in(staging, save_directory, names, safe_serialization)
+                    names = write_weights(staging, config, shards, state_dict, safe_serialization)
+                    move_files_in(staging, save_directory, names, safe_serialization)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
         logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(shards), save_directory)
@@ -558,8 +458,8 @@ class PreTrainedModel(nn.Module):
         config_overrides = {k: v for k, v in kwargs.items() if k not in init_params}
         if dtype is not None and torch_dtype is not None and dtype != torch_dtype:
             raise ValueError(f"pass one of dtype={dtype!r} or torch_dtype={torch_dtype!r}, not both")
-        target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
-        device = _resolve_device_map(device_map)
+        target_dtype = resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
+        device = resolve_device_map(device_map)
         unknown = [k for k in config_overrides if k not in cls.config_class.field_names()]
         if unknown:
             raise TypeError(
@@ -567,7 +467,7 @@ class PreTrainedModel(nn.Module):
                 f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
             )
 
-        source = _checkpoint_argument(pretrained_model_name_or_path)
+        source = checkpoint_argument(pretrained_model_name_or_path)
         # A directory is read under its shared lock: a save running there finishes first.
         with directory_lock(source, exclusive=False):
             resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only)
@@ -628,12 +528,12 @@ class PreTrainedModel(nn.Module):
             hf_name = fitted.name_in_file(key)
             return loaded.file_names.get(hf_name, hf_name)
 
-        info = model._load_fitted_state(
+        info = load_fitted_state(model, 
             fitted.tensors, source=loaded.path, strict=strict, dtype=dtype, name_in_file=name_in_file
         )
         if loaded.unmapped:
             logger.warning("%s: %d variables match no row of the weight map and were not loaded: %s",
-                           loaded.path, len(loaded.unmapped), _name_list(loaded.unmapped))
+                           loaded.path, len(loaded.unmapped), name_list(loaded.unmapped))
         for old, new in fitted.renamed:
             logger.debug("%s: %s -> %s", loaded.path, old, new)
         if fitted.dropped_buffers:
@@ -650,221 +550,8 @@ class PreTrainedModel(nn.Module):
         built (subclasses know their names); [] when none. The full shape check runs after."""
         return []
 
-    def _load_fitted_state(
-        self,
-        tensors: dict[str, torch.Tensor],
-        source: str,
-        strict: bool,
-        dtype: torch.dtype = torch.float32,
-        name_in_file: Callable[[str], str] = lambda key: key,
-    ) -> dict[str, list]:
-        """Check every tensor against the (meta-device) model, then make them its parameters.
-
-        Nothing is assigned until every check has passed, so a refused checkpoint never
-        leaves a half-loaded model. Problems are reported under each tensor's name in the file.
-        """
-        expected = self.state_dict()  # shapes and dtypes; on the meta device, no data
-        tensors = dict(tensors)
-        for tied_name, tied_to in self.tied_weights().items():
-            expected.pop(tied_name, None)  # filled through the parameter it is tied to
-            copy = tensors.pop(tied_name, None)
-            if copy is not None and tied_to in tensors and not _same_values(copy, tensors[tied_to]):
-                logger.warning("%s: %s differs from %s, to which it is tied; using %s",
-                               source, name_in_file(tied_name), name_in_file(tied_to), name_in_file(tied_to))
-        missing = [k for k in expected if k not in tensors]
-        unexpected = [name_in_file(k) for k in tensors if k not in expected]
-        mismatched = [
-            (name_in_file(k), tuple(t.shape), tuple(expected[k].shape))
-            for k, t in tensors.items()
-            if k in expected and tuple(t.shape) != tuple(expected[k].shape)
-        ]
-        wrong_kind = [
-            (name_in_file(k), t.dtype, expected[k].dtype)
-            for k, t in tensors.items()
-            if k in expected and t.is_floating_point() != expected[k].is_floating_point()
-        ]
-        init_if_missing = [k for k in missing if k.startswith(self._keys_to_init_if_missing)]
-        hard_missing = [k for k in missing if k not in init_if_missing]
-
-        problems = []
-        if hard_missing:
-            problems.append(f"{len(hard_missing)} weights missing: {_name_list(hard_missing)}")
-        if mismatched:
-            details = "; ".join(f"{k} is {s} in the checkpoint, the model expects {e}" for k, s, e in mismatched[:5])
-            more = f" (and {len(mismatched) - 5} more)" if len(mismatched) > 5 else ""
-            problems.append(f"{len(mismatched)} weights have the wrong shape for the config: {details}{more}")
-        if wrong_kind:
-            k, got, want = wrong_kind[0]
-            problems.append(f"{len(wrong_kind)} weights have the wrong dtype kind, e.g. {k} is {got}, the model expects {want}")
-        if problems and strict:
-            raise CheckpointError(
-                f"{source}: cannot load into {type(self).__name__}: " + "; ".join(problems)
-                + ". Pass strict=False to load the rest and keep a fresh initialisation for these."
-            )
-        for problem in problems:
-            logger.warning("%s: loading non-strictly into %s: %s (left at their fresh initialisation)",
-                           source, type(self).__name__, problem)
-        if init_if_missing:
-            logger.warning(
-                "%s: %s weights are not in the checkpoint and are newly initialised: %s. "
-                "You should train them before using their output.",
-                source, type(self).__name__, _name_list(init_if_missing),
-            )
-        if unexpected:
-            logger.warning("%s: %d checkpoint weights are not used by %s: %s",
-                           source, len(unexpected), type(self).__name__, _name_list(unexpected))
-
-        skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
-        loadable = {
-            key: tensors[key].to(dtype) if tensors[key].is_floating_point() else tensors[key]
-            for key in expected
-            if key in tensors and name_in_file(key) not in skip
-        }
-        # First give real memory and a fresh init to what the checkpoint does not fill (the
-        # pooler, non-strict leftovers, derived buffers such as position_ids), then assign.
-        self._materialize_and_init([k for k in expected if k not in loadable])
-        with torch.no_grad():
-            self.load_state_dict(loadable, strict=False, assign=True)  # keeps each requires_grad
-        self.tie_weights()  # assigning replaced the Parameters that the ties pointed at
-        self.to(dtype)  # the freshly initialised rest (a no-op for what was loaded)
-        still_meta = [name for name, t in [*self.named_parameters(), *self.named_buffers()] if t.is_meta]
-        if still_meta:  # a bug in this function, never a checkpoint problem
-            raise RuntimeError(f"{type(self).__name__}: left without data after loading: {_name_list(still_meta)}")
-        return {
-            "missing_keys": missing,
-            "unexpected_keys": unexpected,
-            "mismatched_keys": mismatched,
-            "newly_initialized_keys": init_if_missing + (hard_missing if not strict else []),
-        }
-
-    def _materialize_and_init(self, keys: list[str]) -> None:
-        """Give the modules owning ``keys``, and every module holding a buffer that is not
-        saved (position_ids), real CPU memory and their ``_init_weights`` initialisation."""
-        owners = {key.rpartition(".")[0] for key in keys}
-        for name, module in self.named_modules():
-            meta_buffers = any(b.is_meta for b in module.buffers(recurse=False))
-            if name in owners or meta_buffers:
-                module.to_empty(device="cpu", recurse=False)
-                self._init_weights(module)
-
-
-#: The weight files of each format save_pretrained writes: single, sharded and index.
-_SAFE_FAMILY = re.compile(r"^(model(-\d{5}-of-\d{5})?\.safetensors|model\.safetensors\.index\.json)$")
-_BIN_FAMILY = re.compile(r"^(pytorch_model(-\d{5}-of-\d{5})?\.bin|pytorch_model\.bin\.index\.json)$")
-#: Size units of max_shard_size, as transformers spells them: binary (KiB..), decimal (KB..),
-#: and decimal bits (Kb.., an eighth).
-_SIZE = re.compile(r"^\s*(\d+)\s*(GiB|MiB|KiB|GB|MB|KB|Gb|Mb|Kb|B)?\s*$", re.IGNORECASE)
-
-
-def parse_size(value: int | str, argument: str) -> int:
-    """``5 * 10**9`` / ``"5GB"`` / ``"2GiB"`` / ``"500MB"`` -> a positive number of bytes.
-
-    transformers: ``utils.hub.convert_file_size_to_int``
-    """
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    match = _SIZE.match(value) if isinstance(value, str) else None
-    if not match or int(match.group(1)) <= 0:
-        raise ValueError(f"{argument}={value!r} is not a size: a positive number of bytes, or e.g. '5GB', '500MB', '2GiB'")
-    number, unit = int(match.group(1)), match.group(2) or "B"
-    scale = {"gib": 2**30, "mib": 2**20, "kib": 2**10, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}[unit.lower()]
-    bits = unit.lower() in ("gb", "mb", "kb") and unit.endswith("b")  # transformers: a lower-case b is bits
-    return number * scale // (8 if bits else 1)
-
-
-def _write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]], state_dict: dict[str, torch.Tensor],
-                   safe_serialization: bool) -> list[str]:
-    """Write config.json, the weight file(s) and, for several shards, the index, each
-    atomically; return the weight file names written."""
-    from safetensors.torch import save_file
-
-    config.save_pretrained(directory)
-    single, pattern = (SAFE_WEIGHTS_NAME, "model-{:05d}-of-{:05d}.safetensors") if safe_serialization else \
-        (WEIGHTS_NAME, "pytorch_model-{:05d}-of-{:05d}.bin")
-    names = [single] if len(shards) == 1 else [pattern.format(i + 1, len(shards)) for i in range(len(shards))]
-    for name, shard in zip(names, shards):
-        with staged_file(os.path.join(directory, name)) as staged:
-            if safe_serialization:
-                save_file(shard, staged, metadata={"format": "pt"})
-            else:
-                torch.save(shard, staged)
-    if len(shards) > 1:
-        index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
-        index = {
-            "metadata": {"total_size": sum(t.numel() * t.element_size() for t in state_dict.values())},
-            "weight_map": {key: name for name, shard in zip(names, shards) for key in shard},
-        }
-        write_json(os.path.join(directory, index_name), index, sort_keys=True)
-        names.append(index_name)
-    return names
-
-
-def _move_files_in(staging: str, directory: str, names: list[str], safe_serialization: bool) -> None:
-    """Rename a save's finished files from ``staging`` into ``directory`` (weights, then
-    config.json), then clear out this format's earlier files (``_keep_or_remove_other_weights``)."""
-    for name in [*names, CONFIG_NAME]:
-        os.replace(os.path.join(staging, name), os.path.join(directory, name))
-    fsync_directory(directory)
-    _keep_or_remove_other_weights(directory, names, safe_serialization)
-
-
-def _keep_or_remove_other_weights(directory: str, written: list[str], safe_serialization: bool) -> None:
-    """After a save: remove the earlier single file, shards and index of the format just
-    written that this save did not rewrite (a loader would read them first, or read stale
-    shards); keep every other weights file, and say which one a loader will read."""
-    own = _SAFE_FAMILY if safe_serialization else _BIN_FAMILY
-    for name in sorted(os.listdir(directory)):
-        path = os.path.join(directory, name)
-        if name in written or not os.path.isfile(path) or os.path.islink(path):
-            continue
-        if own.match(name):
-            os.remove(path)  # this format's earlier save: superseded by the files just written
-        elif (_BIN_FAMILY if safe_serialization else _SAFE_FAMILY).match(name):
-            first = next((n for n in WEIGHTS_FILE_NAMES if os.path.isfile(os.path.join(directory, n))), None)
-            read = "" if first in written else f"; from_pretrained reads {first} first, not the weights just written"
-            logger.warning("%s: kept %s, a weights file this save did not write%s", directory, name, read)
-
-
-def _checkpoint_argument(value: Any) -> str:
-    """``from_pretrained``'s first argument as a path string, or a TypeError naming it."""
-    if not isinstance(value, (str, os.PathLike)):
-        raise TypeError(f"pretrained_model_name_or_path must be a path or a hub id (str or os.PathLike), "
-                        f"got {type(value).__name__}")
-    source = os.fspath(value)
-    if not isinstance(source, str):
-        raise TypeError(f"pretrained_model_name_or_path must be a str path, got {type(source).__name__}")
-    return source
-
-
-def _split_into_shards(state_dict: dict[str, torch.Tensor], limit: int) -> list[dict[str, torch.Tensor]]:
-    """Consecutive groups of tensors, each at most ``limit`` bytes (a larger tensor alone)."""
-    shards: list[dict[str, torch.Tensor]] = [{}]
-    size = 0
-    for key, tensor in state_dict.items():
-        nbytes = tensor.numel() * tensor.element_size()
-        if shards[-1] and size + nbytes > limit:
-            shards.append({})
-            size = 0
-        shards[-1][key] = tensor
-        size += nbytes
-    return shards
-
 
 #: What torch.utils.checkpoint.checkpoint takes besides the function and its inputs.
 _CHECKPOINT_ARGUMENTS = frozenset(
     {"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop"}
 )
-
-
-def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """``torch.equal``, without reading the data when both are the same view of one storage
-    (a tied weight saved once: comparing would page in 90 MB of bert-base for nothing)."""
-    same_view = (
-        a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and a.data_ptr() == b.data_ptr()
-    )
-    return same_view or torch.equal(a, b)
-
-
-def _name_list(names: list[str], limit: int = 8) -> str:
-    shown = ", ".join(names[:limit])
-    return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")

@@ -1,9 +1,10 @@
 """Tensor helpers the model file uses, as transformers' ``pytorch_utils.py``: the
-feed-forward run in chunks, and the Linear layer cut down when heads are pruned."""
+feed-forward run in chunks, the Linear layer cut down when heads are pruned, and the
+shape check whose message names the dimensions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -49,3 +50,20 @@ def prune_linear_layer(layer: nn.Linear, index: torch.Tensor, dim: int = 0) -> n
         new.weight.copy_(weight)
         new.bias.copy_(bias)
     return new
+
+
+def check_shape(name: str, tensor: torch.Tensor, expected: Sequence[int | None], meaning: str) -> None:
+    """Raise ValueError unless ``tensor.shape`` matches ``expected`` (None = any size).
+
+    ``meaning`` names the dimensions, e.g. ``"(batch, seq)"``, so the message reads
+    "attention_mask must be (batch, seq) = (2, 8), got (2, 7)".
+
+    transformers: none
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    shape = tuple(tensor.shape)
+    ok = len(shape) == len(expected) and all(e is None or s == e for s, e in zip(shape, expected))
+    if not ok:
+        want = "(" + ", ".join("*" if e is None else str(e) for e in expected) + ")"
+        raise ValueError(f"{name} must be {meaning} = {want}, got shape {shape}")

@@ -11,31 +11,17 @@ Shapes use the legend of ``modeling_bert.py``: B batch, T sequence, H hidden, K 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import torch
+
+from .pytorch_utils import check_shape
 
 if TYPE_CHECKING:
     from .configuration_bert import BertConfig
 
 #: The label CrossEntropyLoss ignores by default (its ``ignore_index``), as in transformers.
 IGNORE_INDEX = -100
-
-
-def check_shape(name: str, tensor: torch.Tensor, expected: Sequence[int | None], meaning: str) -> None:
-    """Raise ValueError unless ``tensor.shape`` matches ``expected`` (None = any size).
-
-    ``meaning`` names the dimensions, e.g. ``"(batch, seq)"``, so the message reads
-    "attention_mask must be (batch, seq) = (2, 8), got (2, 7)".
-    """
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    shape = tuple(tensor.shape)
-    ok = len(shape) == len(expected) and all(e is None or s == e for s, e in zip(shape, expected))
-    if not ok:
-        want = "(" + ", ".join("*" if e is None else str(e) for e in expected) + ")"
-        raise ValueError(f"{name} must be {meaning} = {want}, got shape {shape}")
 
 
 def values_are_checkable(tensor: torch.Tensor) -> bool:

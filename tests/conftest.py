@@ -16,8 +16,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import transformers  # noqa: E402
 
 import mini_hf_bert
-from mini_hf_bert.demo import default_checkpoint_dir
-from mini_hf_bert.testing_utils import write_hub_legacy_checkpoint
+from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
+from mini_hf_bert.parity.testing_utils import write_hub_legacy_checkpoint
 
 transformers.utils.logging.disable_progress_bar()
 transformers.utils.logging.set_verbosity_error()
@@ -84,12 +84,12 @@ def bert_base_legacy_dir(tmp_path_factory) -> str:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """The fault corpus's one-line report (tests/test_fault_corpus.py), when it ran."""
+    """The fault corpus's one-line report (tests/bad_inputs/test_fault_corpus.py), when it ran."""
     import sys
 
-    corpus = sys.modules.get("tests.test_fault_corpus")
+    corpus = sys.modules.get("tests.bad_inputs.test_fault_corpus")
     if corpus is not None and corpus.OUTCOMES:
-        from .fault_corpus import summary_line
+        from .bad_inputs.fault_corpus import summary_line
 
         terminalreporter.write_sep("=", "fault corpus (writers and newer surfaces)")
         terminalreporter.write_line(summary_line(corpus.OUTCOMES))

@@ -9,7 +9,7 @@ import torch
 import transformers
 
 import mini_hf_bert
-from mini_hf_bert.parity import compare_outputs
+from mini_hf_bert.parity.compare import compare_outputs
 
 CONFIG = dict(vocab_size=120, hidden_size=96, num_attention_heads=6, num_hidden_layers=3, intermediate_size=160,
               max_position_embeddings=40)

@@ -9,7 +9,7 @@ import transformers
 
 import mini_hf_bert
 from mini_hf_bert import get_extended_attention_mask
-from mini_hf_bert.parity import FP32_ATOL, compare_outputs
+from mini_hf_bert.parity.compare import FP32_ATOL, compare_outputs
 
 CONFIG = dict(vocab_size=120, hidden_size=96, num_attention_heads=3, num_hidden_layers=2, intermediate_size=160,
               max_position_embeddings=40)

@@ -7,7 +7,7 @@ import torch
 import transformers
 
 import mini_hf_bert
-from mini_hf_bert.parity import ParityRow, compare_outputs, max_abs_diff
+from mini_hf_bert.parity.compare import ParityRow, compare_outputs, max_abs_diff
 
 CONFIG = dict(vocab_size=120, hidden_size=64, num_attention_heads=4, num_hidden_layers=2, intermediate_size=128,
               max_position_embeddings=24)

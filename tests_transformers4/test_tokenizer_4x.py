@@ -10,8 +10,8 @@ import pytest
 import transformers
 
 from mini_hf_bert import BertTokenizer
-from mini_hf_bert.demo import default_checkpoint_dir
-from tests.tokenizer_corpus import CHINESE, CORPUS, LEGACY_DIFFERS, PAIRS
+from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
+from tests.core.tokenizer_corpus import CHINESE, CORPUS, LEGACY_DIFFERS, PAIRS
 
 DIRECTORY = default_checkpoint_dir()
 

@@ -7,7 +7,7 @@ docs/tokenizer_speed.md.
 
 The text: English sentences from the docstrings of Python's standard library (natural
 prose, the same on every machine with this Python), the test corpus of
-tests/test_tokenizer.py and its Chinese set, 3,000 sentences in all. Each tokenizer encodes
+tests/core/test_tokenizer.py and its Chinese set, 3,000 sentences in all. Each tokenizer encodes
 them as one batch, in two calls (``CALLS``): the plain ``tokenizer(texts, padding=True,
 truncation=True)``, and the question-answering preprocessing's windows (128 tokens, stride
 32) with offsets. The vocabulary is the uncased one shipped with all-MiniLM-L6-v2. "cold": a
@@ -51,14 +51,14 @@ CALLS = {
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.testing_utils import sources_fingerprint as fingerprint  # lazily, as every import here
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint  # lazily, as every import here
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 
 
 def sentences(limit: int = NUM_SENTENCES) -> list[str]:
     """Deterministic natural text: stdlib docstrings split into sentences, plus the test corpus."""
-    from tests.tokenizer_corpus import CHINESE, CORPUS, LEGACY_DIFFERS
+    from tests.core.tokenizer_corpus import CHINESE, CORPUS, LEGACY_DIFFERS
 
     # Lines on which transformers' two tokenizers differ by design (docs/tokenizer.md) are
     # left out, so all three must give the same ids.
@@ -165,7 +165,7 @@ def render(rows: list[dict], count: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mini_hf_bert.demo import default_checkpoint_dir
+    from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-write", action="store_true", help=f"print instead of writing {DOC}")

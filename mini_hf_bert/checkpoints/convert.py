@@ -1,0 +1,397 @@
+"""Convert any checkpoint form mini_hf_bert reads into a HuggingFace directory.
+
+``convert(src, dst)`` loads ``src`` (a Google TF checkpoint directory / prefix / zip, or
+an HF directory) into the mini_hf_bert class its weights call for -- validating every
+tensor on the way -- and writes ``config.json``, ``model.safetensors`` and the
+vocabulary files found beside it into ``dst``, which transformers' own
+``from_pretrained`` reads. The output is written to a temporary directory next to
+``dst`` and renamed into place, so an interrupted conversion leaves nothing half-written;
+the source is only ever read.
+
+``inspect_checkpoint(src)`` lists every tensor with its shape, dtype and what it maps to;
+``describe_checkpoint(src)`` says which official checkpoint it is (by content fingerprint,
+``checkpoints/fingerprints.py``) or, for anything else, the architecture its tensors imply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from .bundled import default_checkpoint_dir
+from .errors import CheckpointError
+from .fingerprints import KnownFile, identify_file
+from .hf_format import CONFIG_NAME, is_zip, read_index_file
+from .resolve import (
+    ResolvedCheckpoint,
+    load_checkpoint_tensors,
+    resolve_checkpoint,
+)
+from .tf_bundle import TFCheckpoint
+from .weight_map import is_tf_training_state, tf_to_hf_name
+from .. import modeling_bert
+from ..configuration_bert import BertConfig
+from ..file_utils import staged_directory
+from ..tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
+
+logger = logging.getLogger(__name__)
+
+VOCAB_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def infer_architecture(names: set[str]) -> str:
+    """The mini_hf_bert class whose parameters a checkpoint's (transformers) names fill."""
+    if any(n.startswith("cls.predictions.") for n in names):
+        return "BertForPreTraining" if any(n.startswith("cls.seq_relationship.") for n in names) else "BertForMaskedLM"
+    if any(n.startswith("cls.seq_relationship.") for n in names):
+        return "BertForNextSentencePrediction"
+    if "qa_outputs.weight" in names:
+        return "BertForQuestionAnswering"
+    if "classifier.weight" in names:
+        return "BertForSequenceClassification"
+    return "BertModel"
+
+
+@dataclass
+class ConversionReport:
+    source: str
+    destination: str
+    architecture: str
+    tensors_written: int
+    skipped_training_state: int
+    files: list[str]
+    do_lower_case: bool | None = None  # the casing recorded in tokenizer_config.json, if a vocabulary was written
+
+
+def convert(
+    src: str,
+    dst: str,
+    config_file: str | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    do_lower_case: bool | None = None,
+) -> ConversionReport:
+    """Convert ``src`` into an HF directory ``dst`` (see the module docstring).
+
+    Args:
+        src: a Google checkpoint directory, prefix or ``.zip``, an HF directory, or a hub id.
+        dst: the directory to write. It may not be, hold or lie inside anything ``src``
+            reads (symlinks resolved): the conversion never alters its input.
+        config_file: a config to use instead of the one beside the checkpoint (HF's
+            script passes ``--bert_config_file`` separately).
+        overwrite: replace an existing, non-empty ``dst``, only once the new one is complete.
+        progress: a progress bar while reading a Google checkpoint.
+        do_lower_case: the casing to record for the tokenizer. None: keep the source's
+            ``tokenizer_config.json``, or, without one, infer it from Google's release
+            name or from the vocabulary (``tokenization_bert.infer_do_lower_case``).
+    """
+
+
+    dst = os.fspath(dst)
+    resolved = resolve_checkpoint(src)
+    try:
+        config_path = config_file or resolved.config_path
+        if config_path is None:
+            raise CheckpointError(f"{src}: no config.json or bert_config.json beside this checkpoint; pass the config file")
+        check_destination(dst, [os.fspath(src), config_path, *_checkpoint_files(resolved)])
+        if os.path.lexists(dst) and not overwrite and (not os.path.isdir(dst) or os.listdir(dst)):
+            raise FileExistsError(f"{dst}: exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+        # Built beside DST and renamed into place whole; made before the reading, so a bad DST fails fast.
+        with staged_directory(dst, ".converting-", overwrite=overwrite) as staging:
+            loaded = load_checkpoint_tensors(resolved, progress=progress)
+            architecture = infer_architecture(set(loaded.tensors))
+            overrides = {}
+            if architecture == "BertForSequenceClassification":
+                overrides["num_labels"] = int(loaded.tensors["classifier.weight"].shape[0])
+            config = BertConfig.from_json_file(config_path, **overrides)
+            config = dataclasses.replace(config, architectures=[architecture])
+            vocab_dir = os.path.dirname(resolved.config_path or config_path)
+            # Every tensor is checked against the config (strict), as from_pretrained does.
+            model, _ = getattr(modeling_bert, architecture).from_checkpoint_tensors(loaded, config, strict=True)
+            model.save_pretrained(staging)
+            recorded_casing = _write_tokenizer_files(vocab_dir, staging, do_lower_case, config.max_position_embeddings)
+    finally:
+        resolved.cleanup()
+    report = ConversionReport(
+        source=os.fspath(src),
+        destination=dst,
+        architecture=architecture,
+        tensors_written=len(model.state_dict()) - len(model.tied_weights()),
+        skipped_training_state=len(loaded.skipped),
+        files=sorted(os.listdir(dst)),
+        do_lower_case=recorded_casing,
+    )
+    logger.info("converted %s -> %s (%s, %d tensors)", src, dst, architecture, report.tensors_written)
+    return report
+
+
+def _write_tokenizer_files(
+    vocab_dir: str, staging: str, do_lower_case: bool | None, model_max_length: int
+) -> bool | None:
+    """Put the source's tokenizer beside the converted weights, every setting recorded.
+
+    A source with a ``tokenizer_config.json`` (an HF directory) is copied as it is, unless
+    ``do_lower_case`` overrides its casing. A Google release has only ``vocab.txt``, and
+    its casing lives in its name; without a ``tokenizer_config.json`` transformers (and
+    we) would tokenize a cased model lower-cased, so one is written. Returns the casing
+    the output records, or None when the source has no vocabulary.
+    """
+    for name in VOCAB_FILES:
+        path = os.path.join(vocab_dir, name)
+        if os.path.lexists(path) and not os.path.isfile(path):
+            raise TokenizerFileError(f"{path}: is not a regular file")
+    present = [f for f in VOCAB_FILES if os.path.isfile(os.path.join(vocab_dir, f))]
+    if not present:
+        logger.warning("%s: no vocab.txt or tokenizer.json beside the checkpoint; the output has no tokenizer", vocab_dir)
+        return None
+    # Settings already recorded (a tokenizer_config.json, or a tokenizer.json's normalizer): copied as they are.
+    if do_lower_case is None and (TOKENIZER_CONFIG_FILE in present or "vocab.txt" not in present):
+        for name in present:
+            shutil.copyfile(os.path.join(vocab_dir, name), os.path.join(staging, name))
+        return BertTokenizer.from_pretrained(staging).do_lower_case
+    if do_lower_case is None:
+        do_lower_case, reason = infer_do_lower_case(vocab_dir, load_vocab(os.path.join(vocab_dir, "vocab.txt")))
+        logger.info("%s: no tokenizer_config.json; recording do_lower_case=%s, from %s (--do_lower_case overrides it)",
+                    vocab_dir, do_lower_case, reason)
+    # A tokenizer.json carries its own lower-casing switch, which would contradict the
+    # override: the tokenizer is written anew from the vocabulary instead.
+    tokenizer = BertTokenizer.from_pretrained(vocab_dir, do_lower_case=do_lower_case, model_max_length=model_max_length)
+    tokenizer.save_pretrained(staging)
+    return tokenizer.do_lower_case
+
+
+@contextmanager
+def as_hf_directory(src: str | os.PathLike) -> Iterator[str]:
+    """An HF-format directory (``config.json``, weights, tokenizer files) holding ``src``, in
+    any form ``from_pretrained`` reads: ``src`` itself when it already is one, else a
+    converted copy in a temporary directory, removed on exit. For what only reads HF
+    directories: transformers' ``from_pretrained``, and the tokenizer files of a ``.zip``."""
+    if not (os.path.isfile(src) and is_zip(src)):  # a zip always converts: no extraction to tell
+        resolved = resolve_checkpoint(src)
+        if resolved.kind == "hf" and os.path.basename(resolved.config_path or "") == CONFIG_NAME:
+            yield os.path.dirname(resolved.weights_path)
+            return
+    with tempfile.TemporaryDirectory(prefix="mini_hf_bert_hf_") as tmp:
+        directory = os.path.join(tmp, "checkpoint")
+        logger.info("%s: converting to an HF directory for transformers (%s)", src, directory)
+        convert(src, directory, progress=False)
+        yield directory
+
+
+# ------------------------------------------------------------ writing safely
+
+
+def _same_or_inside(path: str, ancestor: str) -> bool:
+    """Whether ``path`` is ``ancestor`` or lies inside it, symlinks resolved; compared by
+    device and inode, so another spelling of the same directory (a bind mount, a
+    case-insensitive file system) is caught too."""
+    try:
+        target = os.stat(ancestor)
+    except OSError:
+        return False
+    current = os.path.realpath(path)
+    while True:
+        try:
+            info = os.stat(current)
+            if (info.st_dev, info.st_ino) == (target.st_dev, target.st_ino):
+                return True
+        except OSError:
+            pass  # a part of DST that does not exist yet
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+
+
+def check_destination(dst: str, sources: list[str]) -> None:
+    """Refuse a ``dst`` whose replacement could destroy something the conversion reads:
+    ``dst`` is one of ``sources``, holds one, or lies inside one (symlinks resolved)."""
+    for source in sources:
+        if not os.path.exists(source):
+            continue
+        if _same_or_inside(dst, source):
+            where = "is" if _same_or_inside(source, dst) else "lies inside"
+            raise FileExistsError(f"{dst}: {where} the source {source}; the output must be a separate directory")
+        if _same_or_inside(source, dst):
+            raise FileExistsError(
+                f"{dst}: holds the source {source}; replacing it would delete the checkpoint being converted"
+            )
+
+
+@dataclass
+class InspectedTensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    maps_to: str  # the transformers name, "skipped (training state)", or "not mapped"
+
+
+def inspect_checkpoint(src: str) -> list[InspectedTensor]:
+    """Every tensor in ``src`` with its shape, dtype and where from_pretrained puts it."""
+    resolved = resolve_checkpoint(src)
+    try:
+        if resolved.kind == "tf":
+            checkpoint = TFCheckpoint(resolved.tf_prefix)
+            rows = []
+            for name, entry in checkpoint.entries.items():
+                if is_tf_training_state(name):
+                    target = "skipped (training state)"
+                else:
+                    mapped = tf_to_hf_name(name)
+                    target = "not mapped" if mapped is None else mapped[0] + (" (transposed)" if mapped[1] else "")
+                rows.append(InspectedTensor(name, entry.shape, entry.dtype_name, target))
+            return rows
+        loaded = load_checkpoint_tensors(resolved)
+        return [InspectedTensor(n, tuple(t.shape), str(t.dtype).removeprefix("torch."), n) for n, t in loaded.tensors.items()]
+    finally:
+        resolved.cleanup()
+
+
+def format_inspection(rows: list[InspectedTensor]) -> str:
+    width = max([len(r.name) for r in rows] + [4])
+    lines = [f"{'name':<{width}}  {'shape':<16}  {'dtype':<9}  maps to"]
+    for r in rows:
+        lines.append(f"{r.name:<{width}}  {str(list(r.shape)):<16}  {r.dtype:<9}  {r.maps_to}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ describing
+
+
+@dataclass
+class CheckpointDescription:
+    """What a checkpoint is: recognised official files, and the architecture its tensors imply."""
+
+    source: str
+    recognised: list[tuple[str, KnownFile]] = field(default_factory=list)  # (file name, what it is)
+    architecture: str = "BertModel"  # the mini_hf_bert class its weights fill
+    num_hidden_layers: int = 0
+    hidden_size: int = 0
+    num_attention_heads: int | None = None  # not fixed by the weights: from the config, if any
+    intermediate_size: int = 0
+    vocab_size: int = 0
+    max_position_embeddings: int = 0
+    type_vocab_size: int = 0
+    heads: list[str] = field(default_factory=list)
+
+
+def _hf_shapes(resolved: ResolvedCheckpoint) -> dict[str, tuple[int, ...]]:
+    """transformers name (``bert.`` prefix removed, legacy gamma/beta kept) -> shape."""
+    if resolved.kind == "tf":
+        shapes = {}
+        for name, entry in TFCheckpoint(resolved.tf_prefix).entries.items():
+            mapped = None if is_tf_training_state(name) else tf_to_hf_name(name)
+            if mapped is not None:
+                hf_name, transpose = mapped
+                shapes[hf_name] = tuple(reversed(entry.shape)) if transpose else tuple(entry.shape)
+    else:  # memory-mapped: reading shapes touches no weight data
+        shapes = {name: tuple(t.shape) for name, t in load_checkpoint_tensors(resolved).tensors.items()}
+    return {name.removeprefix("bert."): shape for name, shape in shapes.items()}
+
+
+def _checkpoint_files(resolved: ResolvedCheckpoint) -> list[str]:
+    """The files that hold ``resolved``'s weights and vocabulary (what can be fingerprinted)."""
+    if resolved.kind == "tf":
+        directory = os.path.dirname(resolved.tf_prefix) or "."
+        stem = os.path.basename(resolved.tf_prefix)
+        files = [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.startswith(stem + ".")]
+    else:
+        directory = os.path.dirname(resolved.weights_path)
+        files = [resolved.weights_path]
+        if resolved.weights_path.endswith(".index.json"):
+            files += [os.path.join(directory, s) for s in sorted(set(read_index_file(resolved.weights_path).values()))]
+    files += [os.path.join(directory, name) for name in VOCAB_FILES if os.path.isfile(os.path.join(directory, name))]
+    return files
+
+
+def describe_checkpoint(src: str, progress: bool = False) -> CheckpointDescription:
+    """Recognise ``src``'s files by fingerprint and infer its architecture from its tensors."""
+    resolved = resolve_checkpoint(src)
+    try:
+        description = CheckpointDescription(source=os.fspath(src))
+        if os.path.isfile(os.fspath(src)) and not os.fspath(src).endswith(".index"):  # a .zip: the archive itself too
+            candidates = [os.fspath(src), *_checkpoint_files(resolved)]
+        else:
+            candidates = _checkpoint_files(resolved)
+        for path in candidates:
+            known = identify_file(path, progress=progress)
+            if known is not None:
+                description.recognised.append((os.path.basename(path), known))
+        shapes = _hf_shapes(resolved)
+        # The weights do not fix the number of heads; the config does (validated like any read).
+        config_heads = None
+        if resolved.config_path is not None:
+            config_heads = BertConfig.from_json_file(resolved.config_path).num_attention_heads
+    finally:
+        resolved.cleanup()
+
+    def dim(name: str, axis: int) -> int:
+        return shapes[name][axis] if name in shapes and len(shapes[name]) > axis else 0
+
+    layers = {int(m.group(1)) for n in shapes if (m := re.match(r"encoder\.layer\.(\d+)\.", n))}
+    description.architecture = infer_architecture(set(shapes))
+    description.num_hidden_layers = max(layers) + 1 if layers else 0
+    description.vocab_size = dim("embeddings.word_embeddings.weight", 0)
+    description.hidden_size = dim("embeddings.word_embeddings.weight", 1)
+    description.max_position_embeddings = dim("embeddings.position_embeddings.weight", 0)
+    description.type_vocab_size = dim("embeddings.token_type_embeddings.weight", 0)
+    description.intermediate_size = dim("encoder.layer.0.intermediate.dense.weight", 0)
+    description.num_attention_heads = config_heads if isinstance(config_heads, int) else None
+    if "pooler.dense.weight" in shapes:
+        description.heads.append("pooler")
+    if any(n.startswith("cls.predictions.") for n in shapes):
+        description.heads.append("masked-LM head (cls.predictions)")
+    if any(n.startswith("cls.seq_relationship.") for n in shapes):
+        description.heads.append("next-sentence head (cls.seq_relationship)")
+    if "classifier.weight" in shapes:
+        description.heads.append(f"classifier ({dim('classifier.weight', 0)} labels)")
+    if "qa_outputs.weight" in shapes:
+        description.heads.append("span head (qa_outputs)")
+    return description
+
+
+def format_description(d: CheckpointDescription) -> str:
+    lines = []
+    for filename, known in d.recognised:
+        lines.append(f"recognised {filename}: {known.name} [sha256 {known.sha256[:16]}..., {known.size} bytes]")
+    if not any(known.filename != "vocab.txt" for _, known in d.recognised):
+        lines.append("weights: not a checkpoint this tool knows by fingerprint; architecture inferred from the tensors:")
+    heads = "from config" if d.num_attention_heads is not None else "unknown: the weights do not fix it"
+    lines.append(
+        f"  {d.architecture}: {d.num_hidden_layers} layers, hidden {d.hidden_size}, "
+        f"heads {d.num_attention_heads if d.num_attention_heads is not None else '?'} ({heads}), "
+        f"intermediate {d.intermediate_size}, vocab {d.vocab_size}, positions {d.max_position_embeddings}, "
+        f"segment types {d.type_vocab_size}"
+    )
+    lines.append(f"  heads present: {', '.join(d.heads) if d.heads else 'none (encoder only)'}")
+    return "\n".join(lines)
+
+
+def load_tokenizer(path: str) -> BertTokenizer:
+    """The tokenizer of an HF directory, or an error naming it when it has no vocabulary."""
+    if not any(os.path.isfile(os.path.join(path, f)) for f in ("vocab.txt", "tokenizer.json")):
+        raise FileNotFoundError(f"{path}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
+    return BertTokenizer.from_pretrained(path)
+
+
+def tokenizer_for(source: str | None) -> BertTokenizer:
+    """The tokenizer of ``source``: a vocab.txt file, a directory with vocab.txt or
+    tokenizer.json, or any checkpoint form; default all-MiniLM-L6-v2's."""
+    if source is None:
+        return load_tokenizer(default_checkpoint_dir())
+    if os.path.exists(source) and not os.path.isdir(source) and not source.endswith(".zip"):
+        return BertTokenizer(source)  # a vocabulary file (anything else is refused by its reader, named)
+    if os.path.isdir(source) and any(os.path.isfile(os.path.join(source, f)) for f in ("vocab.txt", "tokenizer.json")):
+        return BertTokenizer.from_pretrained(source)  # a tokenizer directory needs no weights
+    if os.path.isdir(source) and not os.path.isfile(os.path.join(source, "bert_config.json")) and \
+            not any(name.endswith(".index") for name in os.listdir(source)):
+        raise FileNotFoundError(f"{source}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
+    with as_hf_directory(source) as hf_dir:
+        return load_tokenizer(hf_dir)

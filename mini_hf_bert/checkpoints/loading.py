@@ -1,0 +1,260 @@
+"""Loading into a model: built on the meta device, every checkpoint tensor checked, then
+assigned as a parameter; and the checks on ``from_pretrained``'s arguments.
+
+``PreTrainedModel.from_pretrained`` (``modeling_utils.py``) reads the files
+(``resolve.py``), fits their names (``weight_map.py``) and calls these.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch import nn
+from torch.overrides import TorchFunctionMode
+
+from .errors import CheckpointError
+
+logger = logging.getLogger(__name__)
+
+_TORCH_EMPTY = torch.empty  # the function itself, whatever later rebinds the name
+class _EmptyParameters(TorchFunctionMode):
+    """While active: ``torch.empty`` makes meta tensors, and random fills of meta tensors
+    are skipped.
+
+    ``nn.Linear``, ``nn.Embedding`` and ``nn.LayerNorm`` create their parameters with
+    ``torch.empty`` and then initialise them; on the meta device that costs nothing but
+    shapes. Buffers (``position_ids = torch.arange(...)``) stay real CPU tensors with their
+    values: they are not in checkpoints, and building them on meta would route ``arange``
+    through a Python decomposition that imports sympy (about a second). Random fills are
+    skipped because on meta they compute nothing, yet ``normal_`` takes a decomposition
+    that imports torch._dynamo (seconds).
+    """
+
+    # Tensor methods, and the torch.nn.init functions over them (which dispatch here
+    # themselves, before calling the method).
+    RANDOM_FILLS = frozenset({
+        torch.Tensor.normal_, torch.Tensor.uniform_, torch.Tensor.bernoulli_, torch.Tensor.random_,
+        torch.Tensor.exponential_, torch.Tensor.log_normal_, torch.Tensor.cauchy_, torch.Tensor.geometric_,
+        nn.init.normal_, nn.init.uniform_, nn.init.trunc_normal_, nn.init.kaiming_uniform_,
+        nn.init.kaiming_normal_, nn.init.xavier_uniform_, nn.init.xavier_normal_, nn.init.orthogonal_,
+    })
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is _TORCH_EMPTY and kwargs.get("device") is None:
+            kwargs["device"] = "meta"
+        elif func in self.RANDOM_FILLS:
+            tensor = args[0] if args else kwargs.get("tensor")
+            if isinstance(tensor, torch.Tensor) and tensor.is_meta:
+                return tensor
+        return func(*args, **kwargs)
+
+
+@contextmanager
+def init_empty_weights() -> Iterator[None]:
+    """Build modules with their parameters on the meta device: shapes only, no memory,
+    no initialisation (buffers stay on the CPU, as accelerate's ``include_buffers=False``).
+
+    ``from_pretrained`` builds the model this way and then *assigns* the checkpoint's
+    (memory-mapped) tensors as its parameters, so bert-base's 110M weights are neither
+    randomly initialised nor copied. transformers 5.x builds on meta too.
+
+    transformers 4.x: ``integrations.accelerate.init_empty_weights`` (5.x builds on the meta device itself)
+    """
+    with _EmptyParameters():
+        yield
+
+
+def resolve_device_map(device_map: Any) -> torch.device | None:
+    """A single-device ``device_map`` (transformers' spellings) -> the device, checked to exist.
+
+    transformers: none (``from_pretrained`` resolves ``device_map`` inline, through accelerate)
+    """
+    if device_map is None:
+        return None
+    value = device_map
+    if isinstance(value, dict):
+        devices = set(map(str, value.values()))
+        if len(devices) != 1:
+            raise ValueError(f"device_map={device_map!r} spreads the model over several devices; "
+                             f"mini_hf_bert puts a model on one device (e.g. device_map='cuda:0')")
+        value = next(iter(value.values()))
+    accelerator = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
+    if value == "auto":
+        return accelerator or torch.device("cpu")
+    if isinstance(value, int) and not isinstance(value, bool):  # an index: of the accelerator, CUDA's by default
+        value = f"{accelerator.type if accelerator is not None else 'cuda'}:{value}"
+    try:
+        device = torch.device(value)  # "cpu", "cuda", "cuda:1", 1 (an accelerator index), torch.device
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device_map={device_map!r} is not a device (e.g. 'cpu', 'cuda', 'cuda:0', 0, 'auto')") from None
+    if device.type not in ("cpu", "meta"):
+        module = getattr(torch, device.type, None)
+        available = module is not None and hasattr(module, "is_available") and module.is_available()
+        if not available:
+            raise ValueError(f"device_map={device_map!r}: no {device.type} device is available on this machine")
+        count = module.device_count() if hasattr(module, "device_count") else 1
+        if device.index is not None and device.index >= count:
+            raise ValueError(f"device_map={device_map!r}: this machine has {count} {device.type} device(s)")
+    if device.type == "meta":
+        raise ValueError("device_map='meta' would load no weights; build the model under init_empty_weights() instead")
+    return device
+
+
+def resolve_dtype(value: Any, argument: str) -> torch.dtype | str | None:
+    """``torch.float16`` / ``"float16"`` / ``"auto"`` / None -> a torch.dtype, "auto" or None.
+
+    transformers: none (``from_pretrained`` resolves ``dtype`` inline)
+    """
+    if value is None or value == "auto" or isinstance(value, torch.dtype):
+        if isinstance(value, torch.dtype) and not value.is_floating_point:
+            raise ValueError(f"{argument}={value} is not a floating dtype")
+        return value
+    if isinstance(value, str):
+        resolved = getattr(torch, value.removeprefix("torch."), None)
+        if isinstance(resolved, torch.dtype) and resolved.is_floating_point:
+            return resolved
+    raise ValueError(f"{argument}={value!r} is not a floating torch dtype (e.g. torch.float32, 'bfloat16', 'auto')")
+
+
+def checkpoint_argument(value: Any) -> str:
+    """``from_pretrained``'s first argument as a path string, or a TypeError naming it.
+
+    transformers: none
+    """
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"pretrained_model_name_or_path must be a path or a hub id (str or os.PathLike), "
+                        f"got {type(value).__name__}")
+    source = os.fspath(value)
+    if not isinstance(source, str):
+        raise TypeError(f"pretrained_model_name_or_path must be a str path, got {type(source).__name__}")
+    return source
+
+
+def load_fitted_state(
+    model: nn.Module,
+    tensors: dict[str, torch.Tensor],
+    source: str,
+    strict: bool,
+    dtype: torch.dtype = torch.float32,
+    name_in_file: Callable[[str], str] = lambda key: key,
+) -> dict[str, list]:
+    """Check every tensor against the (meta-device) ``model``, then make them its parameters.
+
+    Nothing is assigned until every check has passed, so a refused checkpoint never
+    leaves a half-loaded model. Problems are reported under each tensor's name in the file.
+
+    transformers: none (``PreTrainedModel._load_pretrained_model`` does this inside ``from_pretrained``)
+    """
+    expected = model.state_dict()  # shapes and dtypes; on the meta device, no data
+    tensors = dict(tensors)
+    for tied_name, tied_to in model.tied_weights().items():
+        expected.pop(tied_name, None)  # filled through the parameter it is tied to
+        copy = tensors.pop(tied_name, None)
+        if copy is not None and tied_to in tensors and not same_values(copy, tensors[tied_to]):
+            logger.warning("%s: %s differs from %s, to which it is tied; using %s",
+                           source, name_in_file(tied_name), name_in_file(tied_to), name_in_file(tied_to))
+    missing = [k for k in expected if k not in tensors]
+    unexpected = [name_in_file(k) for k in tensors if k not in expected]
+    mismatched = [
+        (name_in_file(k), tuple(t.shape), tuple(expected[k].shape))
+        for k, t in tensors.items()
+        if k in expected and tuple(t.shape) != tuple(expected[k].shape)
+    ]
+    wrong_kind = [
+        (name_in_file(k), t.dtype, expected[k].dtype)
+        for k, t in tensors.items()
+        if k in expected and t.is_floating_point() != expected[k].is_floating_point()
+    ]
+    init_if_missing = [k for k in missing if k.startswith(model._keys_to_init_if_missing)]
+    hard_missing = [k for k in missing if k not in init_if_missing]
+
+    problems = []
+    if hard_missing:
+        problems.append(f"{len(hard_missing)} weights missing: {name_list(hard_missing)}")
+    if mismatched:
+        details = "; ".join(f"{k} is {s} in the checkpoint, the model expects {e}" for k, s, e in mismatched[:5])
+        more = f" (and {len(mismatched) - 5} more)" if len(mismatched) > 5 else ""
+        problems.append(f"{len(mismatched)} weights have the wrong shape for the config: {details}{more}")
+    if wrong_kind:
+        k, got, want = wrong_kind[0]
+        problems.append(f"{len(wrong_kind)} weights have the wrong dtype kind, e.g. {k} is {got}, the model expects {want}")
+    if problems and strict:
+        raise CheckpointError(
+            f"{source}: cannot load into {type(model).__name__}: " + "; ".join(problems)
+            + ". Pass strict=False to load the rest and keep a fresh initialisation for these."
+        )
+    for problem in problems:
+        logger.warning("%s: loading non-strictly into %s: %s (left at their fresh initialisation)",
+                       source, type(model).__name__, problem)
+    if init_if_missing:
+        logger.warning(
+            "%s: %s weights are not in the checkpoint and are newly initialised: %s. "
+            "You should train them before using their output.",
+            source, type(model).__name__, name_list(init_if_missing),
+        )
+    if unexpected:
+        logger.warning("%s: %d checkpoint weights are not used by %s: %s",
+                       source, len(unexpected), type(model).__name__, name_list(unexpected))
+
+    skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
+    loadable = {
+        key: tensors[key].to(dtype) if tensors[key].is_floating_point() else tensors[key]
+        for key in expected
+        if key in tensors and name_in_file(key) not in skip
+    }
+    # First give real memory and a fresh init to what the checkpoint does not fill (the
+    # pooler, non-strict leftovers, derived buffers such as position_ids), then assign.
+    materialize_and_init(model, [k for k in expected if k not in loadable])
+    with torch.no_grad():
+        model.load_state_dict(loadable, strict=False, assign=True)  # keeps each requires_grad
+    model.tie_weights()  # assigning replaced the Parameters that the ties pointed at
+    model.to(dtype)  # the freshly initialised rest (a no-op for what was loaded)
+    still_meta = [name for name, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    if still_meta:  # a bug in this function, never a checkpoint problem
+        raise RuntimeError(f"{type(model).__name__}: left without data after loading: {name_list(still_meta)}")
+    return {
+        "missing_keys": missing,
+        "unexpected_keys": unexpected,
+        "mismatched_keys": mismatched,
+        "newly_initialized_keys": init_if_missing + (hard_missing if not strict else []),
+    }
+
+def materialize_and_init(model: nn.Module, keys: list[str]) -> None:
+    """Give the modules owning ``keys``, and every module holding a buffer that is not
+    saved (position_ids), real CPU memory and their ``_init_weights`` initialisation.
+
+    transformers: none
+    """
+    owners = {key.rpartition(".")[0] for key in keys}
+    for name, module in model.named_modules():
+        meta_buffers = any(b.is_meta for b in module.buffers(recurse=False))
+        if name in owners or meta_buffers:
+            module.to_empty(device="cpu", recurse=False)
+            model._init_weights(module)
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """``torch.equal``, without reading the data when both are the same view of one storage
+    (a tied weight saved once: comparing would page in 90 MB of bert-base for nothing).
+
+    transformers: none
+    """
+    same_view = (
+        a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and a.data_ptr() == b.data_ptr()
+    )
+    return same_view or torch.equal(a, b)
+
+
+def name_list(names: list[str], limit: int = 8) -> str:
+    """``names`` joined by commas, the first ``limit`` of them, and how many more there are.
+
+    transformers: none
+    """
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")

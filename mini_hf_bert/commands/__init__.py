@@ -1,0 +1,2 @@
+"""``python -m mini_hf_bert COMMAND``: ``cli.py`` builds the parser; each command lives in
+the module of its purpose (``companion``, ``checkpoints``, ``training``, ``benchmark``)."""

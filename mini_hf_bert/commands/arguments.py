@@ -1,0 +1,28 @@
+"""Argument types and help texts that several commands share."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+#: What a SRC argument accepts.
+ANY_FORM = "any form from_pretrained reads: an HF or Google directory, a prefix (.../bert_model.ckpt), a .zip, a hub id"
+
+
+def boolean(text: str) -> bool:
+    """``true``/``false`` (also 1/0, yes/no), as transformers' conversion script takes them."""
+    value = text.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def regex(text: str) -> str:
+    """A regular expression, refused by argparse (one line) when it does not compile."""
+    try:
+        re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({e})") from None
+    return text

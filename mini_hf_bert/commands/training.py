@@ -1,0 +1,136 @@
+"""The training commands: show-instances, pretrain, finetune."""
+
+from __future__ import annotations
+
+import argparse
+
+from .arguments import ANY_FORM
+
+
+def add_commands(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    show = commands.add_parser("show-instances", parents=[common],
+                               help="a few pre-training instances (Google's create_pretraining_data), masks marked")
+    show.add_argument("corpus", help="a text file in Google's format (one sentence per line, a blank line between "
+                                     "documents), or a named corpus: peoples-daily, english")
+    show.add_argument("--vocab", "--checkpoint", dest="vocab", metavar="SRC",
+                      help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form "
+                           "(default: all-MiniLM-L6-v2's uncased vocabulary)")
+    show.add_argument("--count", type=int, default=3, help="how many instances to print (default 3)")
+    show.add_argument("--max-seq-length", type=int, default=128)
+    show.add_argument("--masked-lm-prob", type=float, default=0.15)
+    show.add_argument("--max-predictions-per-seq", type=int, default=20)
+    show.add_argument("--short-seq-prob", type=float, default=0.1)
+    show.add_argument("--whole-word-mask", action="store_true", help="mask all pieces of a word together")
+    show.add_argument("--seed", type=int, default=12345)
+
+    pretrain = commands.add_parser("pretrain", parents=[common],
+                                   help="pre-train a small BERT from scratch (MLM + NSP); runs under torchrun too")
+    pretrain.add_argument("corpus", help="a text file in Google's format, or a named corpus: peoples-daily, english")
+    pretrain.add_argument("output_dir", help="where checkpoints, vocab.txt, log.jsonl and training_curves.png go")
+    pretrain.add_argument("--vocab", metavar="SRC", help="a vocab.txt or tokenizer directory (default: build one "
+                                                          "from the training documents, see --build-vocab)")
+    pretrain.add_argument("--build-vocab", choices=("auto", "chars", "wordpiece"), default="auto",
+                          help="chars: one token per character, as BERT-Chinese; wordpiece: trained merges; "
+                               "auto: chars for mostly-Chinese text, else wordpiece")
+    pretrain.add_argument("--vocab-size", type=int, default=8000, help="WordPiece vocabulary size (default 8000)")
+    pretrain.add_argument("--size", choices=("quick", "tiny", "small"), default="quick",
+                          help="model size: quick 2x64 (CI, seconds), tiny 2x128, small 4x256")
+    pretrain.add_argument("--quick", action="store_true", help="a CI-sized run: 300 documents, 60 steps, length 64")
+    pretrain.add_argument("--max-seq-length", type=int, help="default 128 (--quick: 64)")
+    pretrain.add_argument("--max-steps", type=int, help="default 1000 (--quick: 60)")
+    pretrain.add_argument("--batch-size", type=int, default=32, help="examples per optimiser step, over all processes")
+    pretrain.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    pretrain.add_argument("--learning-rate", type=float, default=1e-3)
+    pretrain.add_argument("--warmup-steps", type=int, help="default: a tenth of the steps")
+    pretrain.add_argument("--optimizer", choices=("adamw", "google"), default="adamw",
+                          help="adamw: torch AdamW, transformers' linear schedule; google: AdamWeightDecay, Google's")
+    pretrain.add_argument("--dupe-factor", type=int, help="passes over the corpus, each with other masks (default 5; --quick: 2)")
+    pretrain.add_argument("--whole-word-mask", action="store_true")
+    pretrain.add_argument("--dynamic-masking", action="store_true", help="new masks every step (RoBERTa) instead of Google's")
+    pretrain.add_argument("--max-documents", type=int, help="use only the first N documents (--quick: 300)")
+    pretrain.add_argument("--eval-every", type=int, help="default 100 (--quick: 20)")
+    pretrain.add_argument("--save-every", type=int, help="default 100 (--quick: 30)")
+    pretrain.add_argument("--seed", type=int, default=12345)
+    pretrain.add_argument("--dropout", type=float, default=0.1, help="hidden and attention dropout (BERT: 0.1)")
+    pretrain.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
+    pretrain.add_argument("--no-progress", action="store_true")
+    pretrain.add_argument("--bf16", action="store_true", help="compute in bfloat16 (autocast; fp32 weights), e.g. on a GPU")
+
+    finetune = commands.add_parser("finetune", parents=[common],
+                                   help="fine-tune CHECKPOINT on sentiment (shopping reviews) or ner (People's Daily), "
+                                        "and report it beside a majority baseline and the same run from random weights")
+    finetune.add_argument("task", choices=("sentiment", "ner"))
+    finetune.add_argument("checkpoint", help=ANY_FORM)
+    finetune.add_argument("output_dir")
+    finetune.add_argument("--max-steps", type=int, default=300)
+    finetune.add_argument("--batch-size", type=int, default=32)
+    finetune.add_argument("--learning-rate", type=float, default=5e-4)
+    finetune.add_argument("--max-length", type=int, default=64, help="tokens per example (default 64)")
+    finetune.add_argument("--max-examples", type=int, help="use only N examples (held-out ones included)")
+    finetune.add_argument("--optimizer", choices=("adamw", "google"), default="adamw")
+    finetune.add_argument("--eval-every", type=int, default=100)
+    finetune.add_argument("--save-every", type=int, default=100)
+    finetune.add_argument("--seed", type=int, default=12345)
+    finetune.add_argument("--no-scratch-baseline", action="store_true",
+                          help="skip the same fine-tuning from random weights (in OUTPUT_DIR/from-scratch)")
+    finetune.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
+    finetune.add_argument("--no-progress", action="store_true")
+    finetune.add_argument("--bf16", action="store_true", help="compute in bfloat16 (autocast; fp32 weights)")
+    show.set_defaults(run=run_show_instances)
+    pretrain.set_defaults(run=run_pretrain)
+    finetune.set_defaults(run=run_finetune)
+
+
+def run_show_instances(args: argparse.Namespace) -> int:
+    from ..checkpoints.convert import tokenizer_for
+    from ..training import pretraining_data
+
+    if args.count < 1:
+        raise ValueError(f"--count must be at least 1, got {args.count}")
+    tokenizer = tokenizer_for(args.vocab)
+    instances = pretraining_data.create_pretraining_instances(
+        pretraining_data.load_corpus(args.corpus), tokenizer, max_seq_length=args.max_seq_length,
+        short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
+        max_predictions_per_seq=args.max_predictions_per_seq, dupe_factor=1,
+        whole_word_mask=args.whole_word_mask, seed=args.seed)
+    print(f"{len(instances)} instances (one pass over the corpus); the first {min(args.count, len(instances))}:")
+    print("marks: [MASK]→x replaced by [MASK] (80%), ⟨x⟩ kept but predicted (10%), ~y~→x random token (10%)\n")
+    print("\n\n".join(pretraining_data.format_instance(i) for i in instances[:args.count]))
+    return 0
+
+
+def run_pretrain(args: argparse.Namespace) -> int:
+    from ..training.pretraining import pretrain
+
+    # Given values win; the rest come from --quick's sizes, else the full defaults.
+    sized = dict(max_seq_length=(128, 64), max_steps=(1000, 60), dupe_factor=(5, 2), eval_every=(100, 20),
+                 save_every=(100, 30), max_documents=(None, 300))
+    chosen = {k: getattr(args, k) if getattr(args, k) is not None else pair[args.quick] for k, pair in sized.items()}
+    trainer = pretrain(args.corpus, args.output_dir, vocab=args.vocab, size=args.size, batch_size=args.batch_size,
+                       gradient_accumulation_steps=args.gradient_accumulation_steps,
+                       learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
+                       whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
+                       resume=args.resume, progress=not args.no_progress, dropout=args.dropout,
+                       build_vocab=args.build_vocab, vocab_size=args.vocab_size, bf16=args.bf16, **chosen)
+    if trainer.rank == 0:
+        last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
+        print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()
+                                                                        if k != "step"))
+        print(f"wrote {args.output_dir} (model, vocab.txt, checkpoints, log.jsonl, training_curves.png)")
+    return 0
+
+
+def run_finetune(args: argparse.Namespace) -> int:
+    from ..training.finetuning import finetune_and_compare
+
+    report = finetune_and_compare(
+        args.task, args.checkpoint, args.output_dir, scratch_baseline=not args.no_scratch_baseline,
+        resume=args.resume, max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
+        max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
+        eval_every=args.eval_every, save_every=args.save_every, seed=args.seed, progress=not args.no_progress,
+        bf16=args.bf16)
+    if report.result.trainer.rank == 0:
+        print(f"{args.task}: held-out {report.result.metric} after {report.result.trainer.step} steps")
+        for name, value in report.rows:
+            print(f"  {value:7.4f}  {name}")
+    return 0

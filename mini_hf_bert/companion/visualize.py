@@ -1,0 +1,518 @@
+"""Attention pictures that need no network: a PNG (matplotlib) and a self-contained HTML page.
+
+* ``attention_for_text``: the attention probabilities of every layer and head for a text.
+* ``plot_attention``: one head as a heat map, or every head of a layer in a grid, with the
+  tokens on both axes; Chinese tokens are drawn in a CJK font (``cjk_font_family``).
+* ``attention_html``: a page with a head view (lines from each token to the tokens it
+  attends to, one colour per head) and a model view (every layer x head as a thumbnail),
+  in the manner of bertviz, but with every script and style inline: it opens offline,
+  from a file, and behind any firewall.
+
+matplotlib is the ``viz`` extra (``pip install 'mini_hf_bert[viz]'``), which also brings
+Noto Sans CJK (the ``manimgx-fonts-cjk`` package). Nothing here is needed by the model.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import html
+import importlib.util
+import json
+import logging
+import math
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+
+from ..checkpoints.bundled import default_checkpoint_dir
+from ..checkpoints.convert import as_hf_directory, load_tokenizer
+from ..file_utils import staged_file, write_text
+from ..modeling_bert import BertModel
+
+logger = logging.getLogger(__name__)
+
+#: CJK fonts found on common systems, tried after the packaged Noto Sans CJK SC.
+CJK_FAMILIES = (
+    "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN", "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei", "Microsoft YaHei", "SimHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC",
+    "Droid Sans Fallback", "Arial Unicode MS",
+)
+#: The font package of the viz extra and the file it ships.
+CJK_FONT_PACKAGE, CJK_FONT_FILE = "manimgx_fonts_cjk", "NotoSansCJK-VF.otf.ttc"
+#: A probe character: a font that has it is taken to cover Chinese.
+_PROBE = "北"
+
+
+@dataclass
+class AttentionMaps:
+    """Every layer's attention probabilities for one sequence."""
+
+    tokens: list[str]  # T tokens, [CLS] ... [SEP]
+    attentions: list[torch.Tensor]  # L tensors (N, T, T): row = query, column = key; rows sum to 1
+    full_length: int | None = None  # the text's token count when it was cut to T; None if it was not
+
+    @property
+    def truncation_note(self) -> str | None:
+        """"the text has 900 tokens; shown: the first 512" when it was cut, else None."""
+        if self.full_length is None:
+            return None
+        return f"the text has {self.full_length} tokens; shown: the first {len(self.tokens)} (--max-length)"
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.attentions)
+
+    @property
+    def num_heads(self) -> int:
+        return self.attentions[0].shape[0]
+
+
+def attention_for_text(model, tokenizer, text: str, text_pair: str | None = None,
+                       max_length: int | None = None) -> AttentionMaps:
+    """Run one text (or a pair) and keep every layer's (N, T, T) attention probabilities.
+
+    ``output_attentions=True`` takes the eager path in every layer, so the probabilities
+    are the ones the model computed, whatever its ``attn_implementation``.
+
+    Args:
+        max_length: at most this many tokens, special ones included; default the model's
+            position table (and the tokenizer's ``model_max_length``, if smaller). A longer
+            text is cut, and the maps say so (``full_length``), as does a logged warning.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the attention picture needs a non-empty text")
+    limit = min(model.config.max_position_embeddings, tokenizer.model_max_length)
+    if max_length is not None:
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"--max-length must be a positive int, got {max_length!r}")
+        if max_length > model.config.max_position_embeddings:
+            raise ValueError(f"--max-length {max_length} is more than this model's "
+                             f"{model.config.max_position_embeddings} positions")
+        limit = max_length
+    full_length = len(tokenizer(text, text_pair)["input_ids"])
+    batch = tokenizer(text, text_pair, truncation=True, max_length=limit, return_tensors="pt")
+    with torch.no_grad():
+        outputs = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                        token_type_ids=batch["token_type_ids"], output_attentions=True)
+    tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][0].tolist())
+    maps = AttentionMaps(tokens, [layer[0].float() for layer in outputs.attentions],
+                         full_length if full_length > len(tokens) else None)
+    if maps.truncation_note is not None:
+        logger.warning("attention: %s", maps.truncation_note)
+    return maps
+
+
+def _check_layer_head(maps: AttentionMaps, layer: int, head: int | None) -> None:
+    if not 0 <= layer < maps.num_layers:
+        raise ValueError(f"--layer {layer} is out of range: this model has layers 0..{maps.num_layers - 1}")
+    if head is not None and not 0 <= head < maps.num_heads:
+        raise ValueError(f"--head {head} is out of range: this model has heads 0..{maps.num_heads - 1}")
+
+
+# --------------------------------------------------------------------------------------
+# PNG
+# --------------------------------------------------------------------------------------
+
+
+def _matplotlib():
+    try:
+        import matplotlib
+    except ImportError:
+        raise RuntimeError("attention pictures need matplotlib: pip install 'mini_hf_bert[viz]'") from None
+    matplotlib.use("Agg")  # files only, no display needed
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _font_has(path: str, face_index: int, char: str) -> bool:
+    from matplotlib import ft2font
+
+    try:
+        return ft2font.FT2Font(path, face_index=face_index).get_char_index(ord(char)) != 0
+    except (OSError, RuntimeError):
+        return False
+
+
+def _packaged_cjk_font() -> str | None:
+    """The viz extra's Noto Sans CJK collection file, if installed."""
+    spec = importlib.util.find_spec(CJK_FONT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], CJK_FONT_FILE)
+    return path if os.path.isfile(path) else None
+
+
+def _system_cjk_family() -> str | None:
+    from matplotlib import font_manager
+
+    available = {f.name: f for f in font_manager.fontManager.ttflist}
+    for family in CJK_FAMILIES:
+        entry = available.get(family)
+        if entry is not None and _font_has(entry.fname, getattr(entry, "face_index", 0), _PROBE):
+            return family
+    return None
+
+
+#: The family name given to the static font cut from the packaged variable one.
+PACKAGED_FAMILY = "mini_hf_bert Noto Sans CJK SC"
+
+
+@contextlib.contextmanager
+def cjk_font_family(text: str) -> Iterator[str | None]:
+    """A font family with Chinese glyphs for ``text``, registered with matplotlib while the
+    block runs: a static Regular cut of the viz extra's Noto Sans CJK SC holding just the
+    characters of ``text`` (the packaged font is variable, and matplotlib draws a variable
+    font at its default weight, Thin, too faint for small labels), else the first of
+    ``CJK_FAMILIES`` the system has; None if neither exists (Chinese then draws as boxes).
+    """
+    _matplotlib()
+    from matplotlib import font_manager
+
+    packaged = _packaged_cjk_font()
+    if packaged is None:
+        yield _system_cjk_family()
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mini_hf_bert-font-") as directory:
+        path = os.path.join(directory, "cjk.otf")
+        with open(path, "wb") as f:
+            f.write(cjk_font_subset(text, packaged))
+        font_manager.fontManager.addfont(path)
+        try:
+            yield PACKAGED_FAMILY
+        finally:
+            font_manager.fontManager.ttflist = [f for f in font_manager.fontManager.ttflist if f.fname != path]
+            font_manager.fontManager._findfont_cached.cache_clear()
+
+
+def cjk_font_subset(text: str, packaged: str | None = None) -> bytes:
+    """A static Regular OpenType font, family ``PACKAGED_FAMILY``, holding the glyphs of
+    ``text`` cut from the packaged Noto Sans CJK SC (a few KB for a sentence)."""
+    import io
+
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+    from fontTools.varLib import instancer
+
+    packaged = packaged or _packaged_cjk_font()
+    if packaged is None:
+        raise RuntimeError("no packaged CJK font: pip install 'mini_hf_bert[viz]'")
+    font = TTFont(packaged, fontNumber=_collection_index(packaged, "Noto Sans CJK SC"), lazy=False)
+    options = subset.Options()
+    options.name_IDs = ["*"]
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=text + _PROBE)
+    subsetter.subset(font)
+    instancer.instantiateVariableFont(font, {"wght": 400}, inplace=True)  # Regular
+    for record in font["name"].names:
+        if record.nameID in (1, 4, 16):
+            record.string = PACKAGED_FAMILY
+    buffer = io.BytesIO()
+    font.save(buffer)
+    return buffer.getvalue()
+
+
+def _collection_index(path: str, family: str) -> int:
+    from fontTools.ttLib import TTCollection
+
+    for index, font in enumerate(TTCollection(path, lazy=True).fonts):
+        if font["name"].getDebugName(1) == family:
+            return index
+    raise RuntimeError(f"{path}: no {family} face in this font collection")
+
+
+@contextlib.contextmanager
+def _quiet_font_manager() -> Iterator[None]:
+    # A variable CJK font registers one weight; asking for "normal" logs a fallback
+    # notice per text drawn, though the glyphs are the right ones.
+    font_logger = logging.getLogger("matplotlib.font_manager")
+    level = font_logger.level
+    font_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        font_logger.setLevel(level)
+
+
+def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str | os.PathLike) -> str:
+    """Draw one head (``head`` given) or all heads of ``layer`` (a grid) to a PNG file.
+
+    Each map is (T, T): row i is query token i, column j key token j, the colour the
+    probability that i attends to j (each row sums to 1).
+
+    Returns:
+        The path written.
+    """
+    _check_layer_head(maps, layer, head)
+    out = os.fspath(out)
+    if not out.lower().endswith(".png"):
+        raise ValueError(f"--out {out}: give a .png file name")
+    plt = _matplotlib()
+    probs = maps.attentions[layer]  # (N, T, T)
+    tokens = maps.tokens
+    size = len(tokens)
+    heads = [head] if head is not None else list(range(maps.num_heads))
+    columns = 1 if head is not None else min(4, len(heads))
+    rows = math.ceil(len(heads) / columns)
+    cell = max(3.0 if head is None else 4.8, 0.28 * size + 1.2)  # inches per map: room for the token labels
+    title = "attention probabilities softmax(QKᵀ/√D + M)" + ("\n" if head is not None else ": ") + "each row sums to 1"
+    if maps.truncation_note is not None:
+        title += f"\n({maps.truncation_note})"
+    with _quiet_font_manager(), cjk_font_family("".join(tokens)) as cjk, \
+            plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
+        fig, axes = plt.subplots(rows, columns, figsize=(cell * columns, cell * rows + 0.6), squeeze=False)
+        for ax in axes.flat[len(heads):]:
+            ax.axis("off")
+        label_size = 9 if size <= 24 else 6
+        for ax, h in zip(axes.flat, heads):
+            image = ax.imshow(probs[h].numpy(), cmap="Blues", vmin=0.0, vmax=1.0)
+            if head is not None:
+                fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+            ax.set_title(f"layer {layer}, head {h}", fontsize=10)
+            ax.set_xticks(range(size), tokens, rotation=90, fontsize=label_size)
+            ax.set_yticks(range(size), tokens, fontsize=label_size)
+            ax.set_xlabel("key (attended to)", fontsize=8)
+            ax.set_ylabel("query (attending)", fontsize=8)
+        fig.suptitle(title, fontsize=11)
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
+        try:
+            with staged_file(out) as staged:
+                fig.savefig(staged, dpi=100, format="png")
+        finally:
+            plt.close(fig)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------
+
+_HTML = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>mini_hf_bert attention: __TITLE__</title>
+<style>
+__FONT_FACE__
+body { font-family: system-ui, "__FONT_FAMILY__", "Noto Sans CJK SC", "Microsoft YaHei", "PingFang SC", sans-serif; margin: 16px; color: #222; }
+h1 { font-size: 18px; } h2 { font-size: 15px; margin-top: 24px; }
+.controls { margin: 8px 0; } .controls label { margin-right: 12px; }
+.head-box { display: inline-block; width: 16px; height: 16px; margin: 0 2px; cursor: pointer; border: 2px solid transparent; vertical-align: middle; }
+.head-box.off { opacity: 0.2; }
+#head-view text { font-size: 13px; cursor: default; }
+#model-view { display: grid; gap: 4px; }
+#model-view canvas { border: 1px solid #ddd; cursor: pointer; }
+.axis { font-size: 11px; color: #666; }
+.note { font-size: 13px; color: #a33; }
+</style></head><body>
+<h1>Attention: __TITLE__</h1>
+<p class="axis">Each layer and head: softmax(QK&#7488;/&radic;D + M), query token on the left, key token on the right.
+Data embedded in this file; it loads nothing from the network.</p>
+__NOTE__
+<h2>Head view</h2>
+<div class="controls"><label>Layer <select id="layer"></select></label>
+<span id="heads"></span> <span class="axis">(click a colour to show or hide that head; hover a token to see only its lines)</span></div>
+<svg id="head-view" xmlns="http://www.w3.org/2000/svg"></svg>
+<h2>Model view</h2>
+<p class="axis">Rows: layers 0..L-1; columns: heads 0..N-1. Click a thumbnail to open it in the head view.</p>
+<div id="model-view"></div>
+<script id="attention-data" type="application/json">__DATA__</script>
+<script>
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("attention-data").textContent);
+  var tokens = data.tokens, att = data.attention;  // att[layer][head][query][key]
+  var L = att.length, N = att[0].length, T = tokens.length;
+  var colors = [];
+  for (var h = 0; h < N; h++) { colors.push("hsl(" + Math.round(360 * h / N) + ", 70%, 45%)"); }
+  var shown = []; for (var h2 = 0; h2 < N; h2++) { shown.push(true); }
+  var layerSelect = document.getElementById("layer");
+  for (var l = 0; l < L; l++) {
+    var option = document.createElement("option"); option.value = l; option.textContent = l; layerSelect.appendChild(option);
+  }
+  layerSelect.value = data.layer;
+  var headsSpan = document.getElementById("heads");
+  colors.forEach(function (color, h) {
+    var box = document.createElement("span");
+    box.className = "head-box"; box.style.background = color; box.title = "head " + h;
+    box.onclick = function () { shown[h] = !shown[h]; box.classList.toggle("off", !shown[h]); drawHeads(); };
+    headsSpan.appendChild(box);
+  });
+  var svg = document.getElementById("head-view"), NS = "http://www.w3.org/2000/svg";
+  var rowHeight = 20, left = 10, gap = 260, width = 140;
+  svg.setAttribute("width", left + 2 * width + gap);
+  svg.setAttribute("height", T * rowHeight + 20);
+  var focus = null;
+  function drawHeads() {
+    while (svg.firstChild) { svg.removeChild(svg.firstChild); }
+    var layer = Number(layerSelect.value);
+    for (var side = 0; side < 2; side++) {
+      tokens.forEach(function (token, i) {
+        var text = document.createElementNS(NS, "text");
+        text.setAttribute("x", side === 0 ? left + width - 6 : left + width + gap + 6);
+        text.setAttribute("y", 15 + i * rowHeight);
+        text.setAttribute("text-anchor", side === 0 ? "end" : "start");
+        text.textContent = token;
+        if (side === 0) {
+          text.onmouseenter = function () { focus = i; drawHeads(); };
+          text.onmouseleave = function () { focus = null; drawHeads(); };
+        }
+        svg.appendChild(text);
+      });
+    }
+    var active = shown.filter(Boolean).length || 1;
+    for (var h = 0; h < N; h++) {
+      if (!shown[h]) { continue; }
+      for (var q = 0; q < T; q++) {
+        if (focus !== null && focus !== q) { continue; }
+        for (var k = 0; k < T; k++) {
+          var p = att[layer][h][q][k];
+          if (p < 0.01) { continue; }
+          var line = document.createElementNS(NS, "line");
+          line.setAttribute("x1", left + width); line.setAttribute("y1", 11 + q * rowHeight);
+          line.setAttribute("x2", left + width + gap); line.setAttribute("y2", 11 + k * rowHeight);
+          line.setAttribute("stroke", colors[h]); line.setAttribute("stroke-width", 2);
+          line.setAttribute("stroke-opacity", Math.min(1, p * (focus === null ? 1.5 / Math.sqrt(active) : 1)));
+          line.setAttribute("class", "attention-line");
+          svg.appendChild(line);
+        }
+      }
+    }
+  }
+  layerSelect.onchange = drawHeads;
+  var grid = document.getElementById("model-view"), cell = Math.max(60, Math.min(110, 4 * T));
+  grid.style.gridTemplateColumns = "repeat(" + N + ", " + cell + "px)";
+  for (var layer = 0; layer < L; layer++) {
+    for (var head = 0; head < N; head++) {
+      var canvas = document.createElement("canvas");
+      canvas.width = cell; canvas.height = cell; canvas.title = "layer " + layer + ", head " + head;
+      var ctx = canvas.getContext("2d"), size = cell / T;
+      for (var q2 = 0; q2 < T; q2++) {
+        for (var k2 = 0; k2 < T; k2++) {
+          var value = att[layer][head][q2][k2];
+          ctx.fillStyle = "rgba(31, 90, 180, " + value + ")";
+          ctx.fillRect(k2 * size, q2 * size, size, size);
+        }
+      }
+      canvas.onclick = (function (l2, h3) { return function () {
+        layerSelect.value = l2; for (var i = 0; i < N; i++) { shown[i] = i === h3; }
+        Array.prototype.forEach.call(headsSpan.children, function (box, i) { box.classList.toggle("off", !shown[i]); });
+        drawHeads(); svg.scrollIntoView();
+      }; })(layer, head);
+      grid.appendChild(canvas);
+    }
+  }
+  // Draw once the embedded font is decoded, so no token is laid out in a fallback font.
+  var ready = document.fonts && document.fonts.ready ? document.fonts.ready : Promise.resolve();
+  ready.then(function () { drawHeads(); document.body.setAttribute("data-rendered", "true"); });
+})();
+</script></body></html>
+"""
+
+
+def attention_html(maps: AttentionMaps, title: str, layer: int = 0) -> str:
+    """A self-contained page: head view and model view of ``maps``, data inline.
+
+    The page references no URL: no script, style sheet, font or image is fetched, so it
+    renders offline and where CDNs are blocked. Its CJK glyphs come with it, as a font
+    subset in a data: URL. (The one "http://www.w3.org/2000/svg"
+    string is the SVG namespace name, an identifier that is never fetched.)
+
+    Nothing from the text or the vocabulary becomes markup: the template is filled in one
+    pass (a value is never searched for another placeholder), the title is HTML-escaped,
+    the data is JSON with every ``<``, ``>``, ``&`` and U+2028/9 written ``\\uXXXX``
+    (so it cannot end or comment out its script element), and the script sets every
+    token as text (``textContent``).
+    """
+    _check_layer_head(maps, layer, None)
+    data = {
+        "tokens": maps.tokens,
+        "layer": layer,
+        # Rounded to 4 decimals: a 4x smaller file, and no picture can show the difference.
+        "attention": [[[[round(p, 4) for p in row] for row in head] for head in probs.tolist()]
+                      for probs in maps.attentions],  # [layer][head][query][key]
+    }
+    face = ""
+    if _packaged_cjk_font() is not None and any(ord(c) > 0x2E7F for c in title + "".join(maps.tokens)):
+        # The page's CJK characters, as a font inside the page (a data: URL, never
+        # fetched): the tokens read as Chinese even where the system has no CJK font.
+        font = base64.b64encode(cjk_font_subset(title + "".join(maps.tokens))).decode("ascii")
+        face = f"@font-face {{ font-family: '{PACKAGED_FAMILY}'; src: url(data:font/otf;base64,{font}); }}"
+    note = maps.truncation_note
+    values = {
+        "FONT_FACE": face,
+        "FONT_FAMILY": PACKAGED_FAMILY,
+        "TITLE": html.escape(title),
+        "NOTE": "" if note is None else f'<p class="note" id="truncated">Truncated: {html.escape(note)}.</p>',
+        "DATA": script_json(data),
+    }
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _HTML)
+
+
+#: The template's placeholders, each replaced once, in one pass over the template.
+_PLACEHOLDER = re.compile(r"__(FONT_FACE|FONT_FAMILY|TITLE|NOTE|DATA)__")
+#: What JSON inside a <script> element must not hold literally: "</script" or "<!--"
+#: would end or derail the element, and U+2028/9 end a line in older JavaScript.
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                   0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def script_json(value) -> str:
+    """``value`` as JSON safe to place inside ``<script>``: the characters in
+    ``_SCRIPT_ESCAPES`` written as ``\\uXXXX`` (which JSON reads back as the same string)."""
+    return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
+
+
+def write_attention_html(maps: AttentionMaps, title: str, out: str | os.PathLike, layer: int = 0) -> str:
+    out = os.fspath(out)
+    if not out.lower().endswith((".html", ".htm")):
+        raise ValueError(f"--html {out}: give a .html file name")
+    page = attention_html(maps, title, layer)
+    write_text(out, page)
+    return out
+
+
+def external_references(page: str) -> list[str]:
+    """Every URL a page could fetch: src/href attributes, CSS url(...) and @import, and
+    any http(s):// or protocol-relative //host address other than the SVG namespace name."""
+    import re
+
+    found = []
+    found += re.findall(r"""\b(?:src|href)\s*=\s*["']?([^"'\s>]+)""", page, re.I)
+    found += [u for u in re.findall(r"""url\(\s*["']?([^"')]+)""", page, re.I) if not u.startswith("data:")]
+    found += re.findall(r"""@import\s+["']?([^"';\s]+)""", page, re.I)
+    addresses = re.findall(r"""(?:https?:)?//[\w.-]+\.[a-z]{2,}[^\s"'<>)]*""", page, re.I)
+    found += [a for a in addresses if a not in ("http://www.w3.org/2000/svg",)]
+    return found
+
+
+def draw_attention(
+    text: str,
+    checkpoint: str | None = None,
+    layer: int = 0,
+    head: int | None = None,
+    out: str | None = None,
+    html_out: str | None = None,
+    text_pair: str | None = None,
+    max_length: int | None = None,
+) -> list[str]:
+    """The attention picture(s) of one text: a PNG (``out``) and/or an offline HTML page
+    (``html_out``), of at most ``max_length`` tokens (default: the model's positions; a
+    cut is said on stderr and in the pictures). Returns the paths written."""
+    if out is None and html_out is None:
+        raise ValueError("attention needs --out FILE.png and/or --html FILE.html")
+    path = checkpoint or default_checkpoint_dir()
+    model = BertModel.from_pretrained(path)
+    with as_hf_directory(path) as hf_dir:
+        tokenizer = load_tokenizer(hf_dir)
+    maps = attention_for_text(model, tokenizer, text, text_pair, max_length)
+    written = []
+    if out is not None:
+        written.append(plot_attention(maps, layer, head, out))
+    if html_out is not None:
+        written.append(write_attention_html(maps, text if text_pair is None else f"{text} / {text_pair}", html_out, layer))
+    return written

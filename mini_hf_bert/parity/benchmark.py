@@ -1,0 +1,521 @@
+"""Inference speed: mini_hf_bert's ``"fast"`` path against transformers and its peers.
+
+``python -m mini_hf_bert benchmark [--quick]`` runs every contender in one process, on
+identical weights (a bert-base-sized BertModel, seeded) and identical inputs, alternating
+them run by run so that a slow moment of the machine hits all alike, and reports the
+median of ``runs`` timed calls after a warm-up:
+
+    W1  batch 8 x 128, lengths [128, 120, 110, 100, 90, 80, 64, 50]   (28% padding)
+    W2  batch 1 x 16                                                   (no padding)
+    W3  batch 4 x 512, lengths [512, 400, 300, 200]                    (31% padding)
+
+in fp32 and bf16. Contenders (each when installed): mini_hf_bert "fast" and "sdpa";
+transformers "eager" and "sdpa"; torch.compile of transformers' sdpa model; ONNX Runtime
+on the ONNX export of mini_hf_bert's model (fp32); PyTorch's ``nn.TransformerEncoder``,
+whose eval path skips padding through nested tensors. Every contender's output on real
+tokens is compared with transformers sdpa's (``max|diff|``), so a fast wrong answer shows.
+The full run adds one row per optimisation of the fast path switched off (what it buys).
+
+Also: the GEMM roofline for the real tokens (their matrix-product FLOPs at the best rate
+the fast path's route reaches on this machine), the extra memory the fast path holds,
+and a fresh process's import + load + first output against a bare ``import torch``.
+
+transformers: none
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .. import modeling_bert_fast
+from ..configuration_bert import BertConfig
+from ..modeling_bert import BertModel
+
+logger = logging.getLogger(__name__)
+
+#: bert-base-uncased's shape.
+BERT_BASE = dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                 intermediate_size=3072, max_position_embeddings=512)
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+#: Timed calls per contender (the median is reported) and untimed calls before them.
+RUNS, QUICK_RUNS, WARMUP = 15, 10, 2
+#: The reference every ratio is taken against.
+BASELINE = "transformers sdpa"
+#: Fast-path options, each changed from its default in one row: option -> (value, row label).
+ABLATIONS = {
+    "unpad": (False, "fast, padded rows (no unpadding)"),
+    "fuse_qkv": (False, "fast, three Q/K/V products"),
+    "fuse_gelu": (False, "fast, GELU not fused"),
+    "route": ("aten", "fast, F.linear route (no pre-packing)"),
+    "matmul_attention": (True, "fast, attention as matmul-softmax-matmul"),
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A batch shape to time: B sequences padded to T, of the given real lengths.
+
+    transformers: none
+    """
+
+    name: str
+    batch_size: int
+    seq_length: int
+    lengths: tuple[int, ...]
+
+    @property
+    def real_tokens(self) -> int:
+        return sum(self.lengths)
+
+    def describe(self) -> str:
+        padded = self.batch_size * self.seq_length
+        return (f"{self.name}: {self.batch_size} x {self.seq_length}, {self.real_tokens} real tokens of {padded} "
+                f"({100 * (padded - self.real_tokens) / padded:.0f}% padding)")
+
+
+WORKLOADS = {
+    "W1": Workload("W1", 8, 128, (128, 120, 110, 100, 90, 80, 64, 50)),
+    "W2": Workload("W2", 1, 16, (16,)),
+    "W3": Workload("W3", 4, 512, (512, 400, 300, 200)),
+}
+
+
+@dataclass
+class Timing:
+    """One contender on one workload and dtype.
+
+    transformers: none
+    """
+
+    contender: str
+    workload: str
+    dtype: str
+    ms: float  # median per call
+    tokens_per_s: float  # real tokens per second
+    max_diff: float | None  # on real tokens, against the baseline's output (None: no baseline)
+    ratio: float | None = None  # baseline ms / this ms (> 1: faster than transformers sdpa)
+
+
+@dataclass
+class Report:
+    """Everything one benchmark run measured.
+
+    transformers: none
+    """
+
+    machine: str
+    timings: list[Timing]
+    rooflines: dict[tuple[str, str], tuple[float, float]]  # (workload, dtype) -> (ms, GFLOP/s)
+    extra_memory: dict[str, int]  # dtype -> bytes the fast path holds beyond the parameters
+    first_output: dict[str, float]  # what -> seconds, fresh process
+    notes: list[str]
+
+
+def machine_description() -> str:
+    """The CPU, its threads and matrix units, torch and Python: where the timings hold.
+
+    transformers: none
+    """
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    features = [name for name, present in (
+        ("AVX-512", torch.backends.cpu.get_cpu_capability().startswith("AVX512")),
+        ("AVX512-BF16", torch.cpu._is_avx512_bf16_supported()),
+        ("AMX", torch.cpu._is_amx_tile_supported()),
+    ) if present]
+    return (f"{cpu}, {torch.get_num_threads()} threads ({os.cpu_count()} CPUs), {', '.join(features) or 'no AVX-512'}; "
+            f"torch {torch.__version__}, Python {platform.python_version()}")
+
+
+def make_inputs(workload: Workload, vocab_size: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids (B, T) (padding 0, real tokens drawn from [1000, V)) and the 0/1 mask (B, T).
+
+    transformers: none
+    """
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.randint(min(1000, vocab_size - 1), vocab_size, (workload.batch_size, workload.seq_length),
+                        generator=generator)  # (B, T)
+    mask = torch.zeros(workload.batch_size, workload.seq_length, dtype=torch.long)  # (B, T)
+    for row, length in enumerate(workload.lengths):
+        mask[row, :length] = 1
+    return ids.masked_fill(mask == 0, 0), mask
+
+
+def gemm_flops(config: BertConfig, lengths: tuple[int, ...]) -> float:
+    """Multiply-add FLOPs of the encoder's products on real tokens only: the Linears on
+    every token, attention's QKᵀ and PV within each sequence.
+
+    transformers: none
+    """
+    hidden, inner = config.hidden_size, config.intermediate_size
+    tokens = sum(lengths)
+    per_layer = 2 * tokens * hidden * (3 * hidden + hidden + 2 * inner)  # Q, K, V, O, and the feed-forward
+    per_layer += 2 * 2 * sum(length * length for length in lengths) * hidden  # QKᵀ and PV, all heads
+    return float(per_layer * config.num_hidden_layers)
+
+
+def _median_ms(call: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def gemm_rate(config: BertConfig, tokens: int, dtype: torch.dtype, runs: int = 10) -> float:
+    """The best of the fast path's route and F.linear on this workload's feed-forward
+    product (tokens, H) x (H, I), in GFLOP/s: the rate the roofline assumes.
+
+    transformers: none
+    """
+    torch.manual_seed(0)
+    linear = nn.Linear(config.hidden_size, config.intermediate_size).to(dtype)
+    x = torch.randn(tokens, config.hidden_size, dtype=dtype)
+    candidates = [lambda: linear(x)]
+    route = modeling_bert_fast.choose_route(dtype, x.device)
+    if route != "aten":
+        packed = modeling_bert_fast._prepare(linear.weight, linear.bias, route)
+        candidates.append(lambda: packed(x))
+    best = float("inf")
+    with torch.inference_mode():
+        for call in candidates:
+            call()
+            best = min(best, _median_ms(call, runs))
+    return 2 * tokens * config.hidden_size * config.intermediate_size / (best / 1000) / 1e9
+
+
+# --------------------------------------------------------------------------------------
+# Contenders: name -> a call (ids, mask) -> last hidden state (B, T, H)
+# --------------------------------------------------------------------------------------
+
+Call = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def _ours(model: BertModel, implementation: str, **options: bool | str) -> Call:
+    def call(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        model.config.attn_implementation = implementation
+        with modeling_bert_fast.using_options(**options):
+            return model(ids, attention_mask=mask).last_hidden_state
+    return call
+
+
+def _transformers_models(config: BertConfig, state: dict, dtype: torch.dtype) -> dict[str, nn.Module]:
+    try:
+        import transformers
+    except ImportError:
+        return {}
+    transformers.utils.logging.set_verbosity_error()
+    models = {}
+    for implementation in ("eager", "sdpa"):
+        theirs = transformers.BertConfig(
+            vocab_size=config.vocab_size, hidden_size=config.hidden_size, num_hidden_layers=config.num_hidden_layers,
+            num_attention_heads=config.num_attention_heads, intermediate_size=config.intermediate_size,
+            hidden_act=config.hidden_act, max_position_embeddings=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size, layer_norm_eps=config.layer_norm_eps,
+            pad_token_id=config.pad_token_id,
+        )
+        theirs._attn_implementation = implementation
+        model = transformers.BertModel(theirs).eval()
+        model.load_state_dict(state)
+        models[f"transformers {implementation}"] = model.to(dtype).requires_grad_(False)
+    return models
+
+
+def _hf_call(model: nn.Module) -> Call:
+    return lambda ids, mask: model(input_ids=ids, attention_mask=mask).last_hidden_state
+
+
+class NestedTensorEncoder(nn.Module):
+    """BERT's encoder as PyTorch's ``nn.TransformerEncoder`` (post-LN, GELU), fed by
+    mini_hf_bert's embeddings: in eval with a padding mask, its fast path runs nested
+    tensors and skips padding (BetterTransformer's kernel).
+
+    transformers: none
+    """
+
+    def __init__(self, model: BertModel) -> None:
+        super().__init__()
+        config = model.config
+        self.embeddings = model.embeddings
+        layer = nn.TransformerEncoderLayer(config.hidden_size, config.num_attention_heads, config.intermediate_size,
+                                           dropout=0.0, activation="gelu", layer_norm_eps=config.layer_norm_eps,
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, config.num_hidden_layers, enable_nested_tensor=True)
+        dtype = model.embeddings.word_embeddings.weight.dtype
+        with torch.no_grad():
+            for ours, theirs in zip(model.encoder.layer, self.encoder.layers):
+                attention = ours.attention.self
+                theirs.self_attn.in_proj_weight.copy_(torch.cat([attention.query.weight, attention.key.weight,
+                                                                 attention.value.weight]))  # (3H, H)
+                theirs.self_attn.in_proj_bias.copy_(torch.cat([attention.query.bias, attention.key.bias,
+                                                               attention.value.bias]))  # (3H,)
+                theirs.self_attn.out_proj.load_state_dict(ours.attention.output.dense.state_dict())
+                theirs.norm1.load_state_dict(ours.attention.output.LayerNorm.state_dict())
+                theirs.linear1.load_state_dict(ours.intermediate.dense.state_dict())
+                theirs.linear2.load_state_dict(ours.output.dense.state_dict())
+                theirs.norm2.load_state_dict(ours.output.LayerNorm.state_dict())
+        self.encoder.to(dtype).eval()
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        hidden = self.embeddings(input_ids=ids)  # (B, T, H)
+        out = self.encoder(hidden, src_key_padding_mask=mask == 0)  # (B, T, H), padding rows 0
+        return out
+
+
+def _onnx_call(model: BertModel, ids: torch.Tensor, mask: torch.Tensor, directory: str) -> Call | None:
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    model.config.attn_implementation = "sdpa"
+    path = os.path.join(directory, f"bert-{ids.shape[0]}x{ids.shape[1]}.onnx")
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    program = torch.onnx.export(model, (), kwargs=dict(input_ids=ids, attention_mask=mask), dynamo=True,
+                                verbose=False, output_names=["last_hidden_state", "pooler_output"])
+    program.save(path)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+    def call(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        out = session.run(["last_hidden_state"], {"input_ids": ids.numpy(), "attention_mask": mask.numpy()})[0]
+        return torch.from_numpy(out)
+    return call
+
+
+def _compiled_call(model: nn.Module, freezing: bool = False) -> Call:
+    """torch.compile (inductor) for this one shape; ``freezing``: weights become constants,
+    pre-packed for oneDNN / MKL at compile time (inductor's CPU inference route)."""
+    import torch._inductor.config as inductor_config
+
+    compiled = torch.compile(model, dynamic=False)
+
+    def call(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        with inductor_config.patch(freezing=freezing):  # read when the first call compiles
+            return compiled(input_ids=ids, attention_mask=mask).last_hidden_state
+    return call
+
+
+# --------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------
+
+
+def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[str, ...] = tuple(DTYPES),
+                  runs: int = RUNS, config: BertConfig | None = None, ablations: bool = True,
+                  peers: tuple[str, ...] = ("transformers", "compile", "onnxruntime", "nested"),
+                  first_output: bool = True, progress: Callable[[str], None] | None = None) -> Report:
+    """Time every contender (see the module docstring) and return the report.
+
+    Args:
+        workloads / dtypes: names from WORKLOADS / DTYPES.
+        runs: timed calls per contender and case (the median is kept).
+        config: the model's shape (default bert-base); weights are seeded, not trained.
+        ablations: also time the fast path with each optimisation off.
+        peers: which peers to run, each only when its package is installed.
+        first_output: also time fresh processes (import + load + first output).
+        progress: called with a line before each case.
+
+    transformers: none
+    """
+    for name in workloads:
+        if name not in WORKLOADS:
+            raise ValueError(f"workload {name!r} is not one of {sorted(WORKLOADS)}")
+    for name in dtypes:
+        if name not in DTYPES:
+            raise ValueError(f"dtype {name!r} is not one of {sorted(DTYPES)}")
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, got {runs}")
+    config = config or BertConfig(**BERT_BASE)
+    torch.manual_seed(0)
+    base = BertModel(config).eval()
+    state = base.state_dict()
+    timings: list[Timing] = []
+    rooflines: dict[tuple[str, str], tuple[float, float]] = {}
+    extra_memory: dict[str, int] = {}
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory() as scratch, warnings.catch_warnings():
+        # The peers' own notices (nested tensors are a "prototype"; the ONNX exporter's
+        # deprecations) say nothing about the timings.
+        warnings.filterwarnings("ignore", message=".*nested tensors is in prototype.*")
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        for dtype_name in dtypes:
+            dtype = DTYPES[dtype_name]
+            ours = BertModel(dataclasses.replace(config, attn_implementation="fast"))
+            ours.load_state_dict(state)
+            ours = ours.to(dtype).eval().requires_grad_(False)
+            extra_memory[dtype_name] = modeling_bert_fast.fast_weights_nbytes(ours)
+            theirs = _transformers_models(config, state, dtype) if "transformers" in peers else {}
+            for workload_name in workloads:
+                workload = WORKLOADS[workload_name]
+                if progress:
+                    progress(f"{workload.describe()}, {dtype_name}")
+                ids, mask = make_inputs(workload, config.vocab_size)
+                contenders: dict[str, Call] = {"mini_hf_bert fast": _ours(ours, "fast"),
+                                               "mini_hf_bert sdpa": _ours(ours, "sdpa")}
+                if ablations:
+                    for option, (off, label) in ABLATIONS.items():
+                        if option == "route" and modeling_bert_fast.choose_route(dtype, ids.device) == off:
+                            continue  # already the route in force
+                        contenders[label] = _ours(ours, "fast", **{option: off})
+                for name, model in theirs.items():
+                    contenders[name] = _hf_call(model)
+                if "compile" in peers and "transformers sdpa" in theirs:
+                    contenders["torch.compile (transformers sdpa)"] = _compiled_call(theirs["transformers sdpa"])
+                if "compile" in peers:
+                    torch._dynamo.reset()  # each case compiles afresh: no recompilation limits across shapes
+                    sdpa_twin = BertModel(dataclasses.replace(config, attn_implementation="sdpa"))
+                    sdpa_twin.load_state_dict(state)
+                    contenders["torch.compile + freezing (mini_hf_bert sdpa)"] = _compiled_call(
+                        sdpa_twin.to(dtype).eval().requires_grad_(False), freezing=True)
+                if "onnxruntime" in peers and dtype == torch.float32:
+                    try:
+                        onnx_call = _onnx_call(ours, ids, mask, scratch)
+                    except Exception as error:  # the exporter's failure is a result, not a crash
+                        notes.append(f"ONNX export failed on {workload_name}: {type(error).__name__}")
+                        onnx_call = None
+                    if onnx_call is not None:
+                        contenders["ONNX Runtime"] = onnx_call
+                if "nested" in peers:
+                    contenders["nn.TransformerEncoder (nested tensors)"] = NestedTensorEncoder(ours)
+                with torch.inference_mode():
+                    timings += _time_case(contenders, ids, mask, workload, dtype_name, runs, notes)
+                rate = gemm_rate(config, workload.real_tokens, dtype)
+                rooflines[(workload_name, dtype_name)] = (gemm_flops(config, workload.lengths) / rate / 1e6, rate)
+            if dtype == torch.bfloat16 and "onnxruntime" in peers:
+                notes.append("ONNX Runtime runs fp32 only here: its CPU provider has no bf16 kernels for "
+                             "MatMul and LayerNorm, so a bf16 graph would time casts, not bf16 math.")
+    first = first_output_seconds() if first_output else {}
+    return Report(machine_description(), timings, rooflines, extra_memory, first, notes)
+
+
+def _time_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.Tensor, workload: Workload,
+               dtype_name: str, runs: int, notes: list[str]) -> list[Timing]:
+    outputs = {}
+    for name, call in list(contenders.items()):
+        try:
+            for _ in range(WARMUP):
+                outputs[name] = call(ids, mask)
+        except Exception as error:  # a peer that cannot run this case (a compiler, an exporter): say so, go on
+            notes.append(f"{name} did not run on {workload.name} {dtype_name}: {type(error).__name__}: "
+                         f"{str(error).splitlines()[0][:200] if str(error) else ''}")
+            del contenders[name]
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(runs):  # alternate: a slow moment of the machine hits every contender alike
+        for name, call in contenders.items():
+            start = time.perf_counter()
+            call(ids, mask)
+            times[name].append(time.perf_counter() - start)
+    real = mask.bool()
+    reference = outputs.get(BASELINE)
+    result = []
+    for name in contenders:
+        ms = 1000 * statistics.median(times[name])
+        diff = None
+        if reference is not None:
+            diff = float((outputs[name][real].float() - reference[real].float()).abs().max())
+        result.append(Timing(name, workload.name, dtype_name, ms, workload.real_tokens / (ms / 1000), diff))
+    baseline = next((t.ms for t in result if t.contender == BASELINE), None)
+    for timing in result:
+        timing.ratio = None if baseline is None else baseline / timing.ms
+    return result
+
+
+FIRST_OUTPUT_SCRIPTS = {
+    "import torch": "import torch",
+    "mini_hf_bert fast: import + load + first output": (
+        "import torch\nfrom mini_hf_bert import BertModel\nfrom mini_hf_bert.checkpoints.bundled import default_checkpoint_dir\n"
+        "model = BertModel.from_pretrained(default_checkpoint_dir(), attn_implementation='fast')\n"
+        "with torch.inference_mode():\n    model(torch.tensor([[101, 7592, 2088, 102]]))\n"),
+    "transformers sdpa: import + load + first output": (
+        "import torch, transformers\nfrom mini_hf_bert.checkpoints.bundled import default_checkpoint_dir\n"
+        "transformers.utils.logging.set_verbosity_error()\n"
+        "model = transformers.BertModel.from_pretrained(default_checkpoint_dir(), attn_implementation='sdpa')\n"
+        "with torch.inference_mode():\n    model(torch.tensor([[101, 7592, 2088, 102]]))\n"),
+}
+FIRST_OUTPUT_REPEATS = 5
+
+
+def first_output_seconds(repeats: int = FIRST_OUTPUT_REPEATS) -> dict[str, float]:
+    """Median wall time of fresh Python processes: a bare ``import torch``, and import +
+    load of the packaged all-MiniLM-L6-v2 checkpoint + one output, ours and transformers'
+    (each alternated, as the in-process timings).
+
+    transformers: none
+    """
+    times: dict[str, list[float]] = {name: [] for name in FIRST_OUTPUT_SCRIPTS}
+    for _ in range(repeats):
+        for name, script in FIRST_OUTPUT_SCRIPTS.items():
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+            elapsed = time.perf_counter() - start
+            if done.returncode != 0:
+                logger.warning("fresh-process timing %r failed: %s", name, done.stderr.strip().splitlines()[-1:])
+                times.pop(name, None)
+                continue
+            if name in times:
+                times[name].append(elapsed)
+    return {name: statistics.median(values) for name, values in times.items() if values}
+
+
+def format_report(report: Report) -> str:
+    """The report as Markdown tables (what the CLI prints and docs/performance.md holds).
+
+    transformers: none
+    """
+    lines = [f"Machine: {report.machine}", ""]
+    cases = list(dict.fromkeys((t.workload, t.dtype) for t in report.timings))
+    for workload_name, dtype_name in cases:
+        workload = WORKLOADS[workload_name]
+        roofline_ms, rate = report.rooflines[(workload_name, dtype_name)]
+        lines.append(f"### {workload.describe()}, {dtype_name}")
+        lines.append("")
+        lines.append(f"GEMM roofline on the real tokens: {roofline_ms:.1f} ms (at {rate:.0f} GFLOP/s, the best "
+                     f"rate measured here for the (tokens, H) x (H, I) product).")
+        lines.append("")
+        lines.append(f"| contender | ms | real tokens/s | vs {BASELINE} | max abs diff vs {BASELINE} |")
+        lines.append("|---|---:|---:|---:|---:|")
+        for t in report.timings:
+            if (t.workload, t.dtype) != (workload_name, dtype_name):
+                continue
+            ratio = "" if t.ratio is None else f"{t.ratio:.2f}x"
+            diff = "" if t.max_diff is None else f"{t.max_diff:.1e}"
+            lines.append(f"| {t.contender} | {t.ms:.1f} | {t.tokens_per_s:,.0f} | {ratio} | {diff} |")
+        lines.append("")
+    if report.extra_memory:
+        lines.append("Extra memory of the fast path (derived weights, beyond the parameters): " + ", ".join(
+            f"{name} {nbytes / 2**20:.0f} MiB" for name, nbytes in report.extra_memory.items()) + ".")
+        lines.append("")
+    if report.first_output:
+        lines.append("| fresh process (median of %d) | seconds |" % FIRST_OUTPUT_REPEATS)
+        lines.append("|---|---:|")
+        for name, seconds in report.first_output.items():
+            lines.append(f"| {name} | {seconds:.2f} |")
+        lines.append("")
+    for note in report.notes:
+        lines.append(note)
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,198 @@
+"""The parity harness: measure how far mini_hf_bert's numbers are from transformers'.
+
+Used by ``python -m mini_hf_bert demo`` / ``parity`` and by the test suite, so the
+tolerance a user sees in the demo is the one the tests enforce.
+
+* ``compare_outputs``: max |diff| of named model outputs.
+* Module by module: ``tracing.compare_traces`` runs both models with hooks on every
+  submodule; the two have the same submodule paths (``encoder.layer.3.attention.self``
+  in both).
+
+transformers is imported only by ``load_transformers_bert``; nothing here needs it otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+
+from ..checkpoints.errors import CheckpointError
+from ..checkpoints.hf_format import find_weights_file
+
+# --------------------------------------------------------------------------------------
+# Tolerances: the one place they live.
+# --------------------------------------------------------------------------------------
+#: fp32 on CPU, same weights, same inputs. The two implementations do the same math in a
+#: slightly different order (x / sqrt(D) vs x * D**-0.5, a float additive mask vs a
+#: boolean one, different fused SDPA paths), so results differ by float32 rounding:
+#: a few ulps per op, which LayerNorm after every block keeps from growing. Measured
+#: differences are ~1e-6 through 12 layers of bert-base; 1e-5 leaves headroom while
+#: still catching any real error (a wrong eps, a missing 1/sqrt(D), a transposed weight,
+#: the tanh vs erf GELU), each of which is >= 1e-4.
+FP32_ATOL = 1e-5
+
+#: bf16 vs fp32 of the same checkpoint is not a parity check: bf16 keeps 8 mantissa bits
+#: (relative rounding 2**-8 ~ 4e-3 per op), so outputs move by ~1e-2. What must hold is that
+#: each token vector still points the same way: cosine similarity above 0.99 (measured
+#: ~0.999 on all-MiniLM-L6-v2; a broken bf16 path, e.g. an overflowing mask, gives < 0.9).
+BF16_MIN_COSINE = 0.99
+
+#: resize_token_embeddings(mean_resizing=True) draws each new row from N(μ, 1e-9·Σ), in
+#: ours and in transformers alike, from different random draws: a row's spread is
+#: √1e-9·σ ≈ 3e-6 for embedding values of σ ≈ 0.1, so two draws agree within 1e-4 (30 σ),
+#: while a row left at random init (σ = 0.02 away from μ) or not resized is off by > 1e-2.
+MEAN_RESIZING_ATOL = 1e-4
+
+
+#: attn_implementation="fast" against eager, fp32, on real tokens. Its matrix products go
+#: through oneDNN's pre-packed kernels (on an AVX-512 CPU), which sum each dot product in
+#: another order than MKL's sgemm: measured ~5e-6 through 12 layers of bert-base, against
+#: ~1e-6 for two same-order paths. 1e-4 is the issue's bound for a reordered sum, and ten
+#: times below what a real error moves (>= 1e-3, see FP32_ATOL). With route "aten" the
+#: products are the reference's own, and FP32_ATOL holds.
+FAST_FP32_ATOL = 1e-4
+
+#: "fast" in bf16 or fp16 against eager in the same dtype: two orders of rounding at
+#: 8 (or 11) mantissa bits differ by a few units in the last place of values ~1-10, so
+#: there is no absolute bound worth stating. What must hold: fast is no further from the
+#: fp32 result than eager in the same dtype is, up to this factor (measured ~1.0-1.3; a
+#: lost mask or a wrong scale puts it 10x and more away), and every token vector keeps
+#: BF16_MIN_COSINE with fp32.
+LOW_PRECISION_ERROR_RATIO = 2.0
+
+
+#: Numbers printed in the generated docs (docs/walkthrough.md and its Chinese twin) against
+#: a fresh run. They are printed to 4 decimals, and a fresh run on another machine differs
+#: by float noise (~1e-6 relative: another GEMM kernel or thread count), which can flip
+#: the last printed digit (1e-4). 1e-3 absolute, plus 1e-5 of the value for the few large
+#: ones (finfo.min, a max of 194), tolerates that and nothing a code change would cause:
+#: a changed formula moves the printed numbers by far more.
+DOC_ATOL = 1e-3
+DOC_RTOL = 1e-5
+
+#: ONNX Runtime vs eager PyTorch on the same weights. ORT runs its own kernels (MLAS GEMMs,
+#: fused LayerNorm and softmax, another summation order), so outputs differ by float32
+#: rounding accumulated over the whole graph rather than per op; measured ~1e-6 on the
+#: test models. 1e-4 keeps the check tight enough to catch a dropped mask, a wrong
+#: activation or a transposed weight (each >= 1e-2) across machines and ORT versions.
+ONNX_ATOL = 1e-4
+
+
+@dataclass
+class ParityRow:
+    """One compared quantity: its name, the largest absolute difference, and the verdict."""
+
+    name: str
+    max_abs_diff: float
+    atol: float = FP32_ATOL
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return math.isfinite(self.max_abs_diff) and self.max_abs_diff <= self.atol
+
+    @property
+    def status(self) -> str:
+        return "within tolerance" if self.ok else "OUT OF TOLERANCE"
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    """max |a - b| in float64; inf when shapes differ or either side has a NaN."""
+    if a.shape != b.shape:
+        return math.inf
+    a64, b64 = a.detach().double(), b.detach().double()
+    if torch.isnan(a64).any() or torch.isnan(b64).any():
+        return math.inf
+    return (a64 - b64).abs().max().item() if a.numel() else 0.0
+
+
+def compare_outputs(ours, theirs, fields: Iterable[str], atol: float = FP32_ATOL, prefix: str = "") -> list[ParityRow]:
+    """Compare named fields of two model outputs; tuple fields (hidden_states, attentions)
+    give one row per element, named ``field[i]``."""
+    rows = []
+    for name in fields:
+        a, b = getattr(ours, name), getattr(theirs, name)
+        if isinstance(a, torch.Tensor):
+            rows.append(ParityRow(prefix + name, max_abs_diff(a, b), atol))
+        else:
+            if len(a) != len(b):
+                rows.append(ParityRow(prefix + name, math.inf, atol, note=f"{len(a)} vs {len(b)} tensors"))
+                continue
+            rows.extend(ParityRow(f"{prefix}{name}[{i}]", max_abs_diff(x, y), atol) for i, (x, y) in enumerate(zip(a, b)))
+    return rows
+
+
+def format_table(rows: list[ParityRow], title: str = "") -> str:
+    width = max([len(r.name) for r in rows] + [len("output")])
+    lines = [title] if title else []
+    lines.append(f"  {'output':<{width}}  {'max |diff|':>10}  {'tolerance':>9}  status")
+    for r in rows:
+        note = f"  ({r.note})" if r.note else ""
+        lines.append(f"  {r.name:<{width}}  {r.max_abs_diff:>10.2e}  {r.atol:>9.0e}  {r.status}{note}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# docs/parity.md: when the documented table no longer describes a run
+# --------------------------------------------------------------------------------------
+
+
+def parity_doc_problems(measured: dict[str, dict], documented: dict[str, dict]) -> list[str]:
+    """Why a documented parity table is stale for a run, one sentence each; [] if current.
+
+    Both arguments map a family name to ``{"tensors": n, "max_abs_diff": "1.2e-07", "atol": "1e-05"}``.
+    A table is stale when a family was added or removed, when it compares another number of
+    tensors or under another tolerance, or when a figure (documented or measured) is over
+    its tolerance -- not when a figure moved within it: the last bits of float results
+    legitimately differ between machines, thread counts and memory layouts (another GEMM
+    kernel, another reduction split), so a figure measured on one machine is not
+    reproduced bit for bit on another. (What was measured changing -- the code, the inputs
+    -- is caught by the sources fingerprint the doc also records.)
+    """
+    problems = []
+    for family in sorted(set(measured) | set(documented)):
+        ours, doc = measured.get(family), documented.get(family)
+        if doc is None:
+            problems.append(f"{family}: measured by this run, missing from the doc")
+        elif ours is None:
+            problems.append(f"{family}: in the doc, but this run measured no such family")
+        else:
+            if ours["tensors"] != doc["tensors"]:
+                problems.append(f"{family}: {ours['tensors']} tensors compared, the doc says {doc['tensors']}")
+            if float(ours["atol"]) != float(doc["atol"]):
+                problems.append(f"{family}: tolerance {ours['atol']}, the doc says {doc['atol']}")
+            for who, row in (("measured", ours), ("documented", doc)):
+                if not float(row["max_abs_diff"]) <= float(row["atol"]):
+                    problems.append(f"{family}: {who} max |diff| {row['max_abs_diff']} is over its tolerance {row['atol']}")
+    return problems
+
+
+def load_transformers_bert(path: str, attn_implementation: str):
+    """transformers' own BertModel from the same directory, fp32, eval mode."""
+    try:
+        import transformers
+    except ImportError:
+        raise RuntimeError(
+            "the parity check needs transformers installed (pip install 'mini_hf_bert[demo]')"
+        ) from None
+    transformers.utils.logging.disable_progress_bar()
+    verbosity = transformers.utils.logging.get_verbosity()
+    # Its load report (a task checkpoint's heads are UNEXPECTED in a BertModel) repeats
+    # what mini_hf_bert's own loading already said about the same file.
+    transformers.utils.logging.set_verbosity_error()
+    try:
+        model = transformers.BertModel.from_pretrained(path, attn_implementation=attn_implementation, dtype=torch.float32)
+    except Exception as e:  # noqa: BLE001 - a file mini_hf_bert read but transformers cannot: say so, naming it
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        try:
+            named = find_weights_file(path)
+        except CheckpointError:
+            named = path
+        raise CheckpointError(f"{named}: transformers {transformers.__version__} cannot load it for the comparison "
+                              f"({type(e).__name__}: {reason})") from None
+    finally:
+        transformers.utils.logging.set_verbosity(verbosity)
+    return model.eval()

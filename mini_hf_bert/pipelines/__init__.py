@@ -1,0 +1,133 @@
+"""``pipeline(task, model=...)``: text in, answers out, as transformers' pipelines.
+
+    >>> fill = pipeline("fill-mask", model="path/to/bert-base-uncased")
+    >>> fill("Paris is the [MASK] of France.")[0]["token_str"]
+    'capital'
+
+Every pipeline runs the same three steps (transformers' ``preprocess`` / ``_forward`` /
+``postprocess``):
+
+1. **preprocess**: each input becomes one or more *features*, the tokenizer's output for
+   one row ((1, T) tensors). Question answering cuts a long context into several
+   overlapping windows, one feature each.
+2. **forward**: the features go through the model ``batch_size`` at a time, padded to
+   the longest of the batch as transformers pads them (so the numbers are the same).
+3. **postprocess**: each input's features' outputs become its answer: probabilities,
+   labels, character spans.
+
+Tasks: ``feature-extraction``, ``fill-mask``, ``text-classification`` (alias
+``sentiment-analysis``), ``token-classification`` (alias ``ner``), ``question-answering``
+(the 4.x pipeline, which transformers 5 removed), and ``sentence-similarity`` (the hub's
+task for sentence-transformers models: cosine similarities of mean-pooled embeddings).
+
+Where transformers accepts an empty text, a question that leaves no room for its context,
+or a fill-mask text without [MASK], and then fails deep inside, or answers nonsense, these
+raise a ``ValueError`` naming the input.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+import torch
+
+from ..auto import (
+    AutoModel,
+    AutoModelForMaskedLM,
+    AutoModelForQuestionAnswering,
+    AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+    AutoTokenizer,
+)
+from ..tokenization_bert import BertTokenizer
+from .base import Pipeline
+from .feature_extraction import FeatureExtractionPipeline
+from .fill_mask import FillMaskPipeline
+from .question_answering import QuestionAnsweringPipeline
+from .sentence_embeddings import sentence_max_length
+from .sentence_similarity import SentenceSimilarityPipeline
+from .text_classification import TextClassificationPipeline
+from .token_classification import TokenClassificationPipeline
+
+#: task -> (its pipeline, the Auto class that loads its model).
+SUPPORTED_TASKS: dict[str, tuple[type[Pipeline], type]] = {
+    "feature-extraction": (FeatureExtractionPipeline, AutoModel),
+    "fill-mask": (FillMaskPipeline, AutoModelForMaskedLM),
+    "text-classification": (TextClassificationPipeline, AutoModelForSequenceClassification),
+    "token-classification": (TokenClassificationPipeline, AutoModelForTokenClassification),
+    "question-answering": (QuestionAnsweringPipeline, AutoModelForQuestionAnswering),
+    "sentence-similarity": (SentenceSimilarityPipeline, AutoModel),
+}
+TASK_ALIASES = {"sentiment-analysis": "text-classification", "ner": "token-classification"}
+
+
+def pipeline(
+    task: str,
+    model: str | os.PathLike | torch.nn.Module | None = None,
+    tokenizer: str | os.PathLike | BertTokenizer | None = None,
+    device: str | int | torch.device | None = None,
+    batch_size: int = 1,
+    progress: bool | None = None,
+    **call_defaults: Any,
+) -> Pipeline:
+    """A ready pipeline for ``task``.
+
+    transformers: ``pipelines.pipeline``
+
+    Args:
+        task: one of ``SUPPORTED_TASKS`` (or ``"sentiment-analysis"``, ``"ner"``).
+        model: a checkpoint directory (or cached hub id), loaded with the task's Auto class
+            (strictly: a checkpoint without the task's head is an error); or a model.
+        tokenizer: a directory or a ``BertTokenizer``; default: the model's directory.
+        device: where to run the model.
+        batch_size: features per forward pass.
+        progress: a progress bar over the batches (None: when there are several and
+            stderr is a terminal).
+        call_defaults: defaults for the pipeline's call (``aggregation_strategy="simple"``,
+            ``top_k=3``); each must be one of the call's keyword arguments.
+
+    Returns:
+        The pipeline: call it on text.
+    """
+    if not isinstance(task, str) or TASK_ALIASES.get(task, task) not in SUPPORTED_TASKS:
+        known = sorted(SUPPORTED_TASKS) + sorted(TASK_ALIASES)
+        raise ValueError(f"unknown task {task!r}; the tasks are {', '.join(known)}")
+    pipeline_class, auto_class = SUPPORTED_TASKS[TASK_ALIASES.get(task, task)]
+    allowed = [p for p in inspect.signature(pipeline_class.__call__).parameters if p not in ("self", "batch_size")]
+    unknown = sorted(set(call_defaults) - set(allowed))
+    if unknown:
+        raise TypeError(f"pipeline({task!r}) got unexpected keyword arguments {unknown}; its calls take {allowed}")
+    if model is None:
+        raise ValueError(f"pipeline({task!r}) needs model=: a checkpoint directory or a model "
+                         "(there is no hub here to fetch a default from)")
+    source = None
+    if isinstance(model, (str, os.PathLike)):
+        source = os.fspath(model)
+        model = auto_class.from_pretrained(source)
+    if tokenizer is None:
+        if source is None:
+            raise ValueError(f"pipeline({task!r}) was given a model object: pass tokenizer= too (a directory or a BertTokenizer)")
+        tokenizer = source
+    if isinstance(tokenizer, (str, os.PathLike)):
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+    extra = {}
+    if pipeline_class is SentenceSimilarityPipeline and source is not None and os.path.isdir(source):
+        extra["max_length"] = sentence_max_length(source)
+    made = pipeline_class(model, tokenizer, batch_size=batch_size, device=device, progress=progress, **extra)
+    made.defaults = dict(call_defaults)
+    return made
+
+__all__ = [
+    "FeatureExtractionPipeline",
+    "FillMaskPipeline",
+    "Pipeline",
+    "QuestionAnsweringPipeline",
+    "SentenceSimilarityPipeline",
+    "TextClassificationPipeline",
+    "TokenClassificationPipeline",
+    "SUPPORTED_TASKS",
+    "TASK_ALIASES",
+    "pipeline",
+]

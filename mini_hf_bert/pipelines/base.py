@@ -1,0 +1,156 @@
+"""The steps every pipeline shares (preprocess, forward in padded batches, postprocess) and
+the checks on what a caller passes. Each task's pipeline is a subclass in its own module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+
+from ..tokenization_bert import BertTokenizer
+
+#: The padding value of each key when features are batched (transformers' ``pad_collate_fn``):
+#: padding is no token (attention 0), segment 0, and never part of an answer (masks 1).
+_PAD_VALUES = {"attention_mask": 0, "token_type_ids": 0, "special_tokens_mask": 1, "p_mask": 1}
+
+
+class Pipeline:
+    """What every task shares: loading, batching features, the progress bar.
+
+    transformers: ``pipelines.base.Pipeline``
+
+    Args:
+        model: the model, in eval mode.
+        tokenizer: its tokenizer.
+        batch_size: features per forward pass (1: each input alone, unpadded).
+        device: where the model runs (``"cpu"``, ``"cuda"``, ``0``); None leaves it where it is.
+        progress: a progress bar (tqdm) over the batches; None shows one when there is
+            more than one batch and stderr is a terminal.
+    """
+
+    task = ""
+    #: The model classes this task can run (checked when a model object is given).
+    model_classes: tuple[type, ...] = ()
+
+    def __init__(self, model: torch.nn.Module, tokenizer: BertTokenizer, batch_size: int = 1,
+                 device: str | int | torch.device | None = None, progress: bool | None = None) -> None:
+        if not isinstance(model, self.model_classes):
+            names = " or ".join(c.__name__ for c in self.model_classes)
+            raise TypeError(f"{self.task} needs a {names}, got {type(model).__name__}")
+        if not isinstance(tokenizer, BertTokenizer):
+            raise TypeError(f"tokenizer must be a mini_hf_bert BertTokenizer, got {type(tokenizer).__name__}")
+        self.batch_size = _check_batch_size(batch_size)
+        self.model = model.eval() if device is None else model.to(_device(device)).eval()
+        self.tokenizer = tokenizer
+        self.progress = progress
+        self.defaults: dict[str, Any] = {}
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def _options(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The call's keyword arguments, those left None taken from ``pipeline(...)``'s."""
+        return {key: self.defaults.get(key) if value is None else value for key, value in given.items()}
+
+    # -------------------------------------------------------------- the three steps
+    def _run(self, inputs: list, preprocess: Callable[[Any, int], list[dict]], postprocess: Callable[[Any, list[dict]], Any],
+             batch_size: int | None) -> list:
+        """``inputs`` -> answers: preprocess each into features, forward them in padded
+        batches, postprocess each input's features' outputs."""
+        batch_size = _check_batch_size(self.batch_size if batch_size is None else batch_size)
+        features = [preprocess(item, index) for index, item in enumerate(inputs)]
+        flat = [feature for group in features for feature in group]
+        outputs = self._forward_all(flat, batch_size)
+        answers, position = [], 0
+        for item, group in zip(inputs, features):
+            answers.append(postprocess(item, outputs[position:position + len(group)]))
+            position += len(group)
+        return answers
+
+    def _forward_all(self, features: list[dict], batch_size: int) -> list[dict]:
+        """Each feature with the model's outputs for it added (a (1, T, ...) slice of its
+        batch, padding kept: transformers' pipelines return padded rows too)."""
+        batches = [features[i:i + batch_size] for i in range(0, len(features), batch_size)]
+        results: list[dict] = []
+        for batch in _progress_bar(batches, self.task, self.progress):
+            padded = self._collate(batch)
+            names = [n for n in self.tokenizer.model_input_names if n in padded]
+            with torch.no_grad():
+                outputs = self.model(**{n: padded[n].to(self.device) for n in names})
+            for i, feature in enumerate(batch):
+                result = dict(feature)
+                result.update({key: value[i:i + 1] for key, value in padded.items()})  # the padded inputs
+                result.update({key: value[i:i + 1].float().cpu() for key, value in outputs.items()
+                               if isinstance(value, torch.Tensor)})
+                results.append(result)
+        return results
+
+    def _collate(self, batch: list[dict]) -> dict[str, torch.Tensor]:
+        """Stack the features' (1, T) tensors into (B, T_max), padded on the tokenizer's side."""
+        keys = [k for k, v in batch[0].items() if isinstance(v, torch.Tensor)]
+        if len(batch) == 1:
+            return {k: batch[0][k] for k in keys}
+        padded = {}
+        for key in keys:
+            width = max(f[key].shape[1] for f in batch)
+            value = self.tokenizer.pad_token_id if key == "input_ids" else _PAD_VALUES.get(key, 0)
+            table = torch.full((len(batch), width) + tuple(batch[0][key].shape[2:]), value, dtype=batch[0][key].dtype)
+            for i, feature in enumerate(batch):
+                row = feature[key][0]
+                if self.tokenizer.padding_side == "left":
+                    table[i, width - len(row):] = row
+                else:
+                    table[i, :len(row)] = row
+            padded[key] = table  # (B, T_max)
+        return padded
+
+    # -------------------------------------------------------------- input checks
+    def _texts(self, inputs: Any, argument: str = "inputs") -> tuple[list[str], bool]:
+        """One text or a list of them -> (the list, whether a list was given)."""
+        if isinstance(inputs, str):
+            return [_non_empty(inputs, argument)], False
+        if isinstance(inputs, (list, tuple)) and inputs:
+            return [_non_empty(t, f"{argument}[{i}]") for i, t in enumerate(inputs)], True
+        raise TypeError(f"{argument} must be a str or a non-empty list of str, got "
+                        f"{type(inputs).__name__ if not isinstance(inputs, (list, tuple)) else 'an empty list'}")
+
+
+def _non_empty(text: Any, where: str) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"{where} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError(f"{where} is empty ({text!r}); there is nothing to run the model on")
+    return text
+
+
+def _check_fits(model: torch.nn.Module, input_ids: torch.Tensor, where: str) -> None:
+    """A text longer than the position table would index past it: say so, with the fix."""
+    limit = model.config.max_position_embeddings
+    if input_ids.shape[-1] > limit:
+        raise ValueError(f"{where} is {input_ids.shape[-1]} tokens long; the model takes at most {limit}: "
+                         f"shorten it, or pass truncation=True where the task has it")
+
+
+def _check_batch_size(batch_size: Any) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    return batch_size
+
+
+def _device(device: str | int | torch.device) -> torch.device:
+    return torch.device(f"cuda:{device}" if isinstance(device, int) and device >= 0 else
+                        "cpu" if isinstance(device, int) else device)
+
+
+def _progress_bar(batches: list, task: str, progress: bool | None) -> Iterable:
+    """``batches``, with a tqdm bar when asked (or, for None, when there are several and
+    stderr is a terminal); without tqdm installed, the batches alone."""
+    if progress is False or (progress is None and len(batches) < 2):
+        return batches
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return batches
+    return tqdm(batches, desc=task, unit="batch", disable=None if progress is None else False)

@@ -1,0 +1,93 @@
+"""Sentence embeddings as sentence-transformers computes them for all-MiniLM-L6-v2:
+the encoder's ``last_hidden_state``, averaged over the real tokens, scaled to length 1.
+
+The checkpoint's own files say so: ``modules.json`` lists Transformer -> Pooling ->
+Normalize, ``1_Pooling/config.json`` sets ``pooling_mode_mean_tokens``, and
+``sentence_bert_config.json`` truncates at ``max_seq_length`` = 256 tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import torch
+
+from ..modeling_bert import BertModel
+from ..tokenization_bert import BertTokenizer
+
+#: sentence-transformers' guard against an all-padding row (its Pooling module's clamp).
+_MIN_TOKENS = 1e-9
+
+
+def mean_pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Average the token vectors of each sentence, padding excluded: (B, T, H), (B, T) -> (B, H).
+
+    transformers: none (sentence-transformers: ``models.Pooling`` with ``pooling_mode_mean_tokens``)
+    """
+    weights = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)  # (B, T, 1)
+    summed = (last_hidden_state * weights).sum(dim=1)  # (B, H)
+    return summed / weights.sum(dim=1).clamp(min=_MIN_TOKENS)  # (B, H)
+
+
+def sentence_max_length(path: str) -> int | None:
+    """``max_seq_length`` of a sentence-transformers directory's sentence_bert_config.json, else None.
+
+    transformers: none (sentence-transformers: ``SentenceTransformer.max_seq_length``)
+    """
+    config = os.path.join(os.fspath(path), "sentence_bert_config.json")
+    if not os.path.isfile(config):
+        return None
+    with open(config, encoding="utf-8") as f:
+        value = json.load(f).get("max_seq_length")
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def encode_sentences(
+    model: BertModel,
+    tokenizer: BertTokenizer,
+    texts: list[str],
+    normalize: bool = True,
+    batch_size: int = 32,
+    max_length: int | None = None,
+) -> torch.Tensor:
+    """(len(texts), H) sentence embeddings: mean pooling over real tokens, then (with
+    ``normalize``) L2 normalisation, in batches of ``batch_size``, each text truncated to
+    ``max_length`` tokens (default: the tokenizer's ``model_max_length``).
+
+    Args:
+        model: a BertModel in eval mode (``from_pretrained`` gives one).
+        tokenizer: its tokenizer.
+        texts: non-empty strings.
+        normalize: scale each embedding to length 1, so a dot product is a cosine.
+
+    transformers: none (sentence-transformers: ``SentenceTransformer.encode``)
+    """
+    if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
+        raise TypeError(f"texts must be a list of str, got {type(texts).__name__}")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
+    chunks = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(list(texts[start:start + batch_size]), padding=True, truncation=True,
+                          max_length=max_length, return_tensors="pt")
+        with torch.no_grad():
+            hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                           token_type_ids=batch["token_type_ids"]).last_hidden_state  # (b, T, H)
+        pooled = mean_pool(hidden, batch["attention_mask"])  # (b, H)
+        chunks.append(torch.nn.functional.normalize(pooled, p=2, dim=1) if normalize else pooled)
+    if not chunks:
+        return torch.zeros(0, model.config.hidden_size)
+    return torch.cat(chunks)  # (len(texts), H)
+
+
+def cosine_matrix(embeddings: torch.Tensor) -> torch.Tensor:
+    """(B, H) -> (B, B) cosine similarities.
+
+    transformers: none (sentence-transformers: ``util.cos_sim``)
+    """
+    unit = torch.nn.functional.normalize(embeddings, dim=-1)  # (B, H)
+    return unit @ unit.T  # (B, B)

@@ -1,0 +1,242 @@
+"""``python -m mini_hf_bert pretrain``: a small ``BertForPreTraining`` from scratch on a
+plain-text corpus, with Google's data pipeline and either optimiser recipe.
+
+    corpus --(held-out documents aside)--> vocab.txt (given, or built: characters)
+           --> create_pretraining_instances (Google's, static masks) --> Trainer
+           --> checkpoint-STEP/ ... and the final model in OUTPUT_DIR, loadable by transformers
+
+The objective is BERT's: 𝓛 = CE(MLM logits at the masked positions) + CE(NSP logits), each
+a mean over the global batch (every masked token, every pair).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .build_vocab import build_char_vocab, train_wordpiece
+from ..checkpoints.convert import tokenizer_for
+from ..configuration_bert import BertConfig
+from ..modeling_bert import BertForPreTraining
+from .pretraining_data import (
+    IGNORE_INDEX,
+    TrainingInstance,
+    collate_pretraining_batch,
+    create_pretraining_instances,
+    load_corpus,
+    mask_tokens_dynamically,
+)
+from ..tokenization_bert import BertTokenizer
+from .trainer import Trainer, TrainingConfig, TrainingTask, output_directory, run_arguments, vocabulary_digest
+
+logger = logging.getLogger(__name__)
+
+#: Model sizes by name: (hidden, layers, heads, intermediate). "quick" trains in seconds on
+#: 2 CPU cores (CI); "small" is BERT-Tiny's shape scaled to a laptop (Google's 2 x 128 is
+#: the smallest of its 24 small BERTs).
+MODEL_SIZES = {"quick": (64, 2, 2, 256), "tiny": (128, 2, 2, 512), "small": (256, 4, 4, 1024)}
+#: The share of documents held out for evaluation: at least two (a random next sentence
+#: comes from another document), at most MAX_HELD_OUT_DOCUMENTS.
+HELD_OUT_SHARE = 0.05
+MIN_HELD_OUT_DOCUMENTS = 2
+MAX_HELD_OUT_DOCUMENTS = 200
+EVAL_BATCH_SIZE = 64
+#: How a vocabulary is built when none is given: characters for Chinese (BERT-Chinese),
+#: WordPiece for the rest; "auto" picks by the share of CJK ideographs in the text.
+VOCAB_BUILDERS = ("auto", "chars", "wordpiece")
+CJK_SHARE_FOR_CHARS = 0.3
+DEFAULT_WORDPIECE_SIZE = 8000
+
+
+def build_vocabulary(documents: list[list[str]], builder: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> list[str]:
+    """A vocabulary for ``documents``: characters (Chinese) or trained WordPiece (``builder``).
+
+    transformers: none
+    """
+    if builder not in VOCAB_BUILDERS:
+        raise ValueError(f"build_vocab={builder!r}: expected one of {VOCAB_BUILDERS}")
+    if builder == "auto":
+        from ..tokenization_bert import _is_chinese_char
+
+        text = "".join(s for d in documents for s in d)
+        cjk = sum(1 for c in text if _is_chinese_char(ord(c)))
+        builder = "chars" if cjk >= CJK_SHARE_FOR_CHARS * max(1, len(text.replace(" ", ""))) else "wordpiece"
+    if builder == "chars":
+        return build_char_vocab(documents)
+    return train_wordpiece(documents, vocab_size)
+
+
+@dataclass
+class PretrainingSetup:
+    """What ``prepare_pretraining`` builds: the tokenizer, model and data.
+
+    transformers: none
+    """
+
+    tokenizer: BertTokenizer
+    model: BertForPreTraining
+    train_instances: list[TrainingInstance]
+    eval_instances: list[TrainingInstance]
+    corpus_sha256: str = ""  # the documents read (after max_documents): a changed corpus refuses --resume
+    vocabulary_sha256: str = ""  # the tokens and casing: a changed vocabulary refuses --resume
+
+
+def split_documents(documents: list[list[str]], seed: int) -> tuple[list[list[str]], list[list[str]]]:
+    """(training documents, held-out documents): a seeded shuffle, ``HELD_OUT_SHARE`` aside.
+
+    transformers: none
+    """
+    order = list(range(len(documents)))
+    random.Random(seed).shuffle(order)
+    held_out = min(MAX_HELD_OUT_DOCUMENTS, max(MIN_HELD_OUT_DOCUMENTS, int(len(documents) * HELD_OUT_SHARE)))
+    if len(documents) <= held_out:
+        raise ValueError(f"the corpus has {len(documents)} document(s); pre-training needs at least "
+                         f"{held_out + 1}: {held_out} held out for evaluation, the rest to train on")
+    return [documents[i] for i in order[held_out:]], [documents[i] for i in order[:held_out]]
+
+
+def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quick",
+                        max_seq_length: int = 128, dupe_factor: int = 5, masked_lm_prob: float = 0.15,
+                        max_predictions_per_seq: int = 20, whole_word_mask: bool = False, seed: int = 12345,
+                        max_documents: int | None = None, dropout: float = 0.1, build_vocab: str = "auto",
+                        vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> PretrainingSetup:
+    """Read the corpus, set the held-out documents aside, get a vocabulary, make the
+    instances and a fresh model. Nothing is written.
+
+    transformers: none (google-research/bert: ``create_pretraining_data.py`` + ``run_pretraining.py``)
+    """
+    if size not in MODEL_SIZES:
+        raise ValueError(f"size={size!r}: expected one of {', '.join(MODEL_SIZES)}")
+    documents = load_corpus(corpus)
+    if max_documents is not None:
+        documents = documents[:max_documents]
+    train_documents, eval_documents = split_documents([d for d in documents if d], seed)
+    if vocab is None:  # every rank builds the same list; it is written with the first checkpoint
+        tokens = build_vocabulary(train_documents, build_vocab, vocab_size)
+        tokenizer = BertTokenizer(vocab={token: index for index, token in enumerate(tokens)}, do_lower_case=True)
+    else:
+        tokenizer = tokenizer_for(vocab)
+    options = dict(max_seq_length=max_seq_length, masked_lm_prob=masked_lm_prob,
+                   max_predictions_per_seq=max_predictions_per_seq, whole_word_mask=whole_word_mask)
+    train = create_pretraining_instances(train_documents, tokenizer, dupe_factor=dupe_factor, seed=seed, **options)
+    evaluation = create_pretraining_instances(eval_documents, tokenizer, dupe_factor=1,
+                                              seed=seed + 1, **options)
+    hidden, layers, heads, intermediate = MODEL_SIZES[size]
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=intermediate,
+                        max_position_embeddings=max_seq_length, pad_token_id=tokenizer.pad_token_id,
+                        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+    corpus_sha256 = hashlib.sha256(json.dumps(documents, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return PretrainingSetup(tokenizer, BertForPreTraining(config), train, evaluation,
+                            corpus_sha256=corpus_sha256, vocabulary_sha256=vocabulary_digest(tokenizer))
+
+
+def pretraining_task(setup: PretrainingSetup, seed: int, dynamic_masking: bool = False,
+                     masked_lm_prob: float = 0.15) -> TrainingTask:
+    """The pre-training objective and evaluation for ``Trainer``.
+
+    transformers: none
+    """
+    tokenizer = setup.tokenizer
+
+    def collate(instances: list[TrainingInstance], step: int, chunk: int) -> dict[str, torch.Tensor]:
+        batch = collate_pretraining_batch(instances, tokenizer)
+        if dynamic_masking:  # undo Google's masks, draw new ones for this step
+            ids = torch.where(batch["labels"] != IGNORE_INDEX, batch["labels"], batch["input_ids"])
+            generator = torch.Generator().manual_seed(seed * 7_919 + step * 104_729 + chunk)
+            batch["input_ids"], batch["labels"] = mask_tokens_dynamically(ids, tokenizer, masked_lm_prob,
+                                                                          generator=generator)
+        return batch
+
+    def loss_terms(model: nn.Module, batch: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+        out = model(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"],
+                    attention_mask=batch["attention_mask"])
+        vocab = out.prediction_logits.shape[-1]
+        mlm = nn.functional.cross_entropy(out.prediction_logits.reshape(-1, vocab), batch["labels"].reshape(-1),
+                                          ignore_index=IGNORE_INDEX, reduction="sum")  # Σ over masked tokens
+        nsp = nn.functional.cross_entropy(out.seq_relationship_logits, batch["next_sentence_label"], reduction="sum")
+        return [mlm, nsp]
+
+    def counts(batch: dict[str, torch.Tensor]) -> list[int]:
+        return [int((batch["labels"] != IGNORE_INDEX).sum()), len(batch["next_sentence_label"])]
+
+    def evaluate(model: nn.Module) -> dict[str, float]:
+        return evaluate_pretraining(model, setup.eval_instances, tokenizer)
+
+    def save_extra(directory: str) -> None:
+        tokenizer.save_pretrained(directory)
+
+    return TrainingTask(setup.train_instances, collate, loss_terms, counts, evaluate, save_extra)
+
+
+def evaluate_pretraining(model: nn.Module, instances: list[TrainingInstance], tokenizer: BertTokenizer) -> dict[str, float]:
+    """MLM accuracy (the predicted token at masked positions), NSP accuracy, and the MLM
+    accuracy of always guessing the most frequent masked token (a baseline a model that
+    learned nothing but frequencies reaches).
+
+    transformers: none
+    """
+    device = next(model.parameters()).device
+    correct_mlm = total_mlm = correct_nsp = 0
+    label_counts: dict[int, int] = {}
+    for start in range(0, len(instances), EVAL_BATCH_SIZE):
+        batch = collate_pretraining_batch(instances[start:start + EVAL_BATCH_SIZE], tokenizer)
+        batch = {k: v.to(device) for k, v in batch.items()}
+        out = model(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"],
+                    attention_mask=batch["attention_mask"])
+        masked = batch["labels"] != IGNORE_INDEX  # (B, T)
+        predicted = out.prediction_logits.argmax(-1)  # (B, T)
+        correct_mlm += int((predicted[masked] == batch["labels"][masked]).sum())
+        total_mlm += int(masked.sum())
+        correct_nsp += int((out.seq_relationship_logits.argmax(-1) == batch["next_sentence_label"]).sum())
+        for label in batch["labels"][masked].tolist():
+            label_counts[label] = label_counts.get(label, 0) + 1
+    return {"mlm_accuracy": correct_mlm / max(total_mlm, 1), "nsp_accuracy": correct_nsp / max(len(instances), 1),
+            "mlm_most_frequent_token_accuracy": max(label_counts.values(), default=0) / max(total_mlm, 1)}
+
+
+def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: str = "quick", max_seq_length: int = 128,
+             max_steps: int = 1000, batch_size: int = 32, gradient_accumulation_steps: int = 1,
+             learning_rate: float = 1e-3, warmup_steps: int | None = None, optimizer: str = "adamw",
+             dupe_factor: int = 5, masked_lm_prob: float = 0.15, whole_word_mask: bool = False,
+             dynamic_masking: bool = False, eval_every: int = 100, save_every: int = 100, seed: int = 12345,
+             resume: bool = False, progress: bool = True, max_documents: int | None = None,
+             dropout: float = 0.1, build_vocab: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE,
+             bf16: bool = False) -> Trainer:
+    """Pre-train a small BERT on ``corpus`` into ``output_dir``; returns the trainer (its
+    ``history`` holds the losses and evaluations).
+
+    transformers: none (google-research/bert: ``run_pretraining.py``)
+    """
+    if size not in MODEL_SIZES:
+        raise ValueError(f"size={size!r}: expected one of {', '.join(MODEL_SIZES)}")
+    config = TrainingConfig(output_dir=output_dir, max_steps=max_steps, batch_size=batch_size,
+                            gradient_accumulation_steps=gradient_accumulation_steps, learning_rate=learning_rate,
+                            warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
+                            optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
+                            progress=progress, bf16=bf16)
+    config.check(int(os.environ.get("WORLD_SIZE", "1")))  # every argument checked before anything is written
+    arguments = dict(command="pretrain", corpus=os.path.abspath(corpus) if os.path.exists(corpus) else corpus,
+                     vocab=None if vocab is None else os.path.abspath(vocab), size=size, max_seq_length=max_seq_length,
+                     dupe_factor=dupe_factor, masked_lm_prob=masked_lm_prob, whole_word_mask=whole_word_mask,
+                     dynamic_masking=dynamic_masking, max_documents=max_documents, dropout=dropout,
+                     build_vocab=build_vocab, vocab_size=vocab_size)
+    with output_directory(output_dir, [corpus if os.path.exists(corpus) else None, vocab], resume,
+                          run_arguments(config, arguments)):
+        setup = prepare_pretraining(corpus, vocab, size, max_seq_length, dupe_factor, masked_lm_prob,
+                                    whole_word_mask=whole_word_mask, seed=seed, max_documents=max_documents,
+                                    dropout=dropout, build_vocab=build_vocab, vocab_size=vocab_size)
+        arguments.update(corpus_sha256=setup.corpus_sha256, vocabulary_sha256=setup.vocabulary_sha256)
+        trainer = Trainer(setup.model, pretraining_task(setup, seed, dynamic_masking, masked_lm_prob), config, arguments)
+        if resume:
+            trainer.resume_latest()
+        trainer.train()
+    return trainer

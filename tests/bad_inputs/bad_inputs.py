@@ -1,0 +1,242 @@
+"""A corpus of bad inputs, each written into a fresh directory by a small builder: the
+files and arguments a user can get wrong, hostile files among them. Used by
+``test_bad_input_corpus.py``, which runs every case through the command line and the
+library and expects one clear error naming the file or argument.
+
+Each builder takes a directory holding a valid small checkpoint (``good``: config.json,
+model.safetensors, vocab.txt; ``google``: a copy of the Google TF fixture) and returns
+the SRC to pass. ``CASES`` maps a case name to (builder, fragment the error must contain,
+the commands that must refuse it: the others must succeed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import zipfile
+
+import torch
+from ..paths import FIXTURES
+
+TF_FIXTURES = os.path.join(FIXTURES, "tf")
+GOOGLE_DIR = os.path.join(TF_FIXTURES, "bert_pretraining")
+
+ALL = ("inspect", "convert", "demo", "parity", "trace", "attention")
+LOADING = ALL  # fails wherever the weights or config are read
+TOKENIZING = ("convert", "demo", "parity", "trace", "attention")  # only what reads the vocabulary
+#: Commands that read a checkpoint as the demo does (model + tokenizer): a case that names
+#: "demo" among its refusing commands is refused by these too.
+LIKE_DEMO = ("trace", "attention")
+
+
+class _Call:
+    """A pickle payload that calls ``function(*args)`` when unpickled."""
+
+    def __init__(self, function, args):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return (self.function, self.args)
+
+
+def _json(path, value) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f)
+
+
+def _config(d) -> dict:
+    with open(os.path.join(d, "config.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _edit_config(d, **changes) -> str:
+    _json(os.path.join(d, "config.json"), {**_config(d), **changes})
+    return d
+
+
+def _write(path, data: bytes | str) -> None:
+    with open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def _state(d) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(os.path.join(d, "model.safetensors"))
+
+
+def _as_bin(d, payload, **save_kwargs) -> str:
+    os.remove(os.path.join(d, "model.safetensors"))
+    torch.save(payload, os.path.join(d, "pytorch_model.bin"), **save_kwargs)
+    return d
+
+
+def _as_safetensors(d, state) -> str:
+    from safetensors.torch import save_file
+
+    save_file(state, os.path.join(d, "model.safetensors"))
+    return d
+
+
+def _sharded(d, weight_map_or_index) -> str:
+    os.rename(os.path.join(d, "model.safetensors"), os.path.join(d, "shard.safetensors"))
+    _write(os.path.join(d, "model.safetensors.index.json"),
+           weight_map_or_index if isinstance(weight_map_or_index, (str, bytes)) else json.dumps(weight_map_or_index))
+    return d
+
+
+def _google(d) -> str:
+    target = os.path.join(d, "google")
+    shutil.copytree(GOOGLE_DIR, target)
+    return target
+
+
+def _zip(d, members: dict[str, bytes], name="model.zip") -> str:
+    path = os.path.join(d, name)
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
+    return path
+
+
+def _google_zip_members(d) -> dict[str, bytes]:
+    out = {}
+    for name in os.listdir(GOOGLE_DIR):
+        with open(os.path.join(GOOGLE_DIR, name), "rb") as f:
+            out[f"uncased_L-2_H-16_A-4/{name}"] = f.read()
+    return out
+
+
+def _safetensors_header(d, header: dict | bytes, length: int | None = None) -> str:
+    raw = header if isinstance(header, bytes) else json.dumps(header).encode()
+    _write(os.path.join(d, "model.safetensors"), struct.pack("<Q", len(raw) if length is None else length) + raw + b"\0" * 16)
+    return d
+
+
+def _nested_json(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+CASES = {
+    # ---------------------------------------------------------------- paths
+    "missing path": (lambda d: os.path.join(d, "nope"), "nope: no such directory", ALL),
+    "empty directory": (lambda d: (os.makedirs(os.path.join(d, "empty")), os.path.join(d, "empty"))[1], "no weights found", ALL),
+    "a text file": (lambda d: (_write(os.path.join(d, "notes.txt"), "hello"), os.path.join(d, "notes.txt"))[1],
+                    "notes.txt: is a file that is neither", ALL),
+    "a broken symlink": (lambda d: (os.symlink(os.path.join(d, "gone"), os.path.join(d, "link")), os.path.join(d, "link"))[1],
+                         "link: no such directory", ALL),
+    "a symlink loop": (lambda d: (os.symlink(os.path.join(d, "loop"), os.path.join(d, "loop")), os.path.join(d, "loop"))[1],
+                       "loop: no such directory", ALL),
+    "the weights file instead of its directory": (lambda d: os.path.join(d, "model.safetensors"), "model.safetensors: is a file", ALL),
+    "a directory named like the weights file": (
+        lambda d: (os.remove(os.path.join(d, "model.safetensors")), os.mkdir(os.path.join(d, "model.safetensors")), d)[2],
+        "no weights found", ALL),
+    # -------------------------------------------------------------- configs
+    "config: no config.json": (lambda d: (os.remove(os.path.join(d, "config.json")), d)[1], "no config.json", ALL),
+    "config: not JSON": (lambda d: (_write(os.path.join(d, "config.json"), "{hidden_size: 768"), d)[1],
+                         "config.json: not valid JSON", ALL),
+    "config: empty file": (lambda d: (_write(os.path.join(d, "config.json"), ""), d)[1], "config.json: not valid JSON", ALL),
+    "config: not UTF-8": (lambda d: (_write(os.path.join(d, "config.json"), b'{"a": "\xff\xfe"}'), d)[1],
+                          "config.json: not valid JSON", ALL),
+    "config: a JSON list": (lambda d: (_json(os.path.join(d, "config.json"), [1, 2]), d)[1],
+                            "config.json: a BERT config must be a JSON object", ALL),
+    "config: nested 100000 deep": (lambda d: (_write(os.path.join(d, "config.json"), _nested_json(100000)), d)[1],
+                                   "config.json: ", ALL),
+    "config: a string where a number belongs": (lambda d: _edit_config(d, hidden_size="64"),
+                                                "config.json: BertConfig.hidden_size must be an int", ALL),
+    "config: heads do not divide hidden": (lambda d: _edit_config(d, num_attention_heads=5),
+                                           "config.json: BertConfig.hidden_size (64) must be divisible", ALL),
+    "config: a size past int64 (found by tools/fuzz_checkpoints.py)": (
+        lambda d: _edit_config(d, intermediate_size=2**63), "config.json: BertConfig.intermediate_size must be at most", ALL),
+    "config: negative vocabulary": (lambda d: _edit_config(d, vocab_size=-3), "config.json: BertConfig.vocab_size must be positive", ALL),
+    "config: NaN epsilon": (lambda d: (_write(os.path.join(d, "config.json"), json.dumps(_config(d)).replace(
+        '"layer_norm_eps": 1e-12', '"layer_norm_eps": NaN')), d)[1], "config.json: BertConfig.layer_norm_eps must be a finite number", ALL),
+    "config: unknown activation": (lambda d: _edit_config(d, hidden_act="swishy"), "config.json: BertConfig.hidden_act 'swishy'", ALL),
+    "config: another model type": (lambda d: _edit_config(d, model_type="gpt2"), "config.json: config has model_type 'gpt2'", ALL),
+    "config: a million layers": (lambda d: _edit_config(d, num_hidden_layers=10**6),
+                                 "num_hidden_layers=1000000, but the checkpoint holds layers 0..1", ("convert", "demo", "parity")),
+    "config: pruned heads of a missing layer": (lambda d: _edit_config(d, pruned_heads={"9": [0]}),
+                                                "config.json: BertConfig.pruned_heads names layer 9", ALL),
+    "config: id2label not a mapping": (lambda d: _edit_config(d, id2label=[1, 2]), "config.json: BertConfig.id2label must be a mapping", ALL),
+    "config: vocabulary larger than the weights": (lambda d: _edit_config(d, vocab_size=300),
+                                                   "embeddings.word_embeddings.weight is (211, 64) in the checkpoint",
+                                                   ("convert", "demo", "parity")),
+    # ------------------------------------------------------- safetensors files
+    "safetensors: empty file": (lambda d: (_write(os.path.join(d, "model.safetensors"), b""), d)[1],
+                                "model.safetensors: not a valid safetensors file", ALL),
+    "safetensors: truncated": (lambda d: (_write(os.path.join(d, "model.safetensors"),
+                                                 open(os.path.join(d, "model.safetensors"), "rb").read()[:1000]), d)[1],
+                               "model.safetensors: not a valid safetensors file", ALL),
+    "safetensors: header length 2**63": (lambda d: _safetensors_header(d, b"{}", length=2**63),
+                                         "model.safetensors: not a valid safetensors file", ALL),
+    "safetensors: header not JSON": (lambda d: _safetensors_header(d, b"\x00\x01garbage"), "model.safetensors: not a valid safetensors file", ALL),
+    "safetensors: offsets past the end": (lambda d: _safetensors_header(d, {"w": {"dtype": "F32", "shape": [1000, 1000], "data_offsets": [0, 4000000]}}),
+                                          "model.safetensors: not a valid safetensors file", ALL),
+    "safetensors: a weight missing": (lambda d: _as_safetensors(d, {k: v for k, v in _state(d).items() if "layer.1.output.dense.weight" not in k}),
+                                      "1 weights missing: encoder.layer.1.output.dense.weight", ("convert", "demo", "parity")),
+    "safetensors: a weight of the wrong shape": (lambda d: _as_safetensors(d, {**_state(d), "pooler.dense.weight": torch.zeros(3, 3)}),
+                                                 "pooler.dense.weight is (3, 3) in the checkpoint, the model expects (64, 64)", ("convert", "demo", "parity")),
+    "safetensors: integers where floats belong": (lambda d: _as_safetensors(d, {**_state(d), "pooler.dense.bias": torch.zeros(64, dtype=torch.int32)}),
+                                                  "wrong dtype kind, e.g. pooler.dense.bias is torch.int32", ("convert", "demo", "parity")),
+    "safetensors: no tensors at all": (lambda d: _as_safetensors(d, {}), "weights missing", ("convert", "demo", "parity")),
+    # -------------------------------------------------------------- .bin files
+    "bin: random bytes": (lambda d: (_as_bin(d, {}), _write(os.path.join(d, "pytorch_model.bin"), os.urandom(4096)), d)[2],
+                          "pytorch_model.bin: not a valid PyTorch checkpoint", ALL),
+    "bin: an empty file": (lambda d: (_as_bin(d, {}), _write(os.path.join(d, "pytorch_model.bin"), b""), d)[2],
+                           "pytorch_model.bin: not a valid PyTorch checkpoint", ALL),
+    "bin: calls os.system": (lambda d: _as_bin(d, {**_state(d), "x": _Call(os.system, ("true",))}),
+                             "pytorch_model.bin: refused: this is not a plain weights file; its pickle asks for posix.system", ALL),
+    "bin: calls eval, protocol 4": (lambda d: _as_bin(d, {"x": _Call(eval, ("1",))}, pickle_protocol=4),
+                                    "refused: this is not a plain weights file; its pickle asks for builtins.eval", ALL),
+    "bin: a list": (lambda d: _as_bin(d, [torch.zeros(1)]), "expected a dict of tensors (a state_dict), found a list", ALL),
+    "bin: a training checkpoint": (lambda d: _as_bin(d, {"model": _state(d), "epoch": 3}), "a training checkpoint?", ALL),
+    "bin: a number where a tensor belongs": (lambda d: _as_bin(d, {**_state(d), "x": 1.0}), "entries are not tensors, e.g. 'x'", ALL),
+    # ----------------------------------------------------------- shard indexes
+    "index: not JSON": (lambda d: _sharded(d, "{weight_map"), "model.safetensors.index.json: not valid JSON", ALL),
+    "index: a JSON list": (lambda d: _sharded(d, "[1, 2]"), "model.safetensors.index.json: expected a JSON object with a 'weight_map', found a list", ALL),
+    "index: weight_map values are lists": (lambda d: _sharded(d, {"weight_map": {"a": ["shard.safetensors"]}}),
+                                           "weight_map['a'] = ['shard.safetensors'] is not a file name", ALL),
+    "index: weight_map a list": (lambda d: _sharded(d, {"weight_map": ["shard.safetensors"]}), "no 'weight_map' object", ALL),
+    "index: a shard outside the directory": (lambda d: _sharded(d, {"weight_map": {"a": "../shard.safetensors"}}),
+                                             "is not a file name in this directory", ALL),
+    "index: an absolute shard path": (lambda d: _sharded(d, {"weight_map": {"a": "/etc/passwd"}}), "is not a file name in this directory", ALL),
+    "index: a shard that is missing": (lambda d: _sharded(d, {"weight_map": {k: "gone.safetensors" for k in _state(d)}}),
+                                       "gone.safetensors: no such file", ALL),
+    "index: names itself as a shard": (lambda d: _sharded(d, {"weight_map": {"a": "model.safetensors.index.json"}}),
+                                       "is neither a .safetensors nor a .bin file", ALL),
+    "index: nested 100000 deep": (lambda d: _sharded(d, _nested_json(100000)), "model.safetensors.index.json: ", ALL),
+    # ---------------------------------------------------------- Google / TF
+    "google: index is garbage": (lambda d: (lambda g: (_write(os.path.join(g, "bert_model.ckpt.index"), os.urandom(500)), g)[1])(_google(d)),
+                                 "bert_model.ckpt.index", ALL),
+    "google: data file truncated": (lambda d: (lambda g: (_write(os.path.join(g, "bert_model.ckpt.data-00000-of-00001"),
+                                                                  open(os.path.join(GOOGLE_DIR, "bert_model.ckpt.data-00000-of-00001"), "rb").read()[:5000]), g)[1])(_google(d)),
+                                    "bert_model.ckpt.data-00000-of-00001", ("convert", "demo", "parity")),
+    "google: data file missing": (lambda d: (lambda g: (os.remove(os.path.join(g, "bert_model.ckpt.data-00000-of-00001")), g)[1])(_google(d)),
+                                  "bert_model.ckpt.data-00000-of-00001", ("convert", "demo", "parity")),
+    "google: bert_config.json missing": (lambda d: (lambda g: (os.remove(os.path.join(g, "bert_config.json")), g)[1])(_google(d)),
+                                         "no config.json or bert_config.json beside this checkpoint", ("convert", "demo", "parity")),
+    "zip: not a zip": (lambda d: (_write(os.path.join(d, "model.zip"), b"PK\x03\x04" + os.urandom(100)), os.path.join(d, "model.zip"))[1],
+                       "model.zip: is a file that is neither", ALL),
+    "zip: a member escaping the directory": (lambda d: _zip(d, {"../evil.txt": b"x", **_google_zip_members(d)}),
+                                             "model.zip: member '../evil.txt' would be written outside", ALL),
+    "zip: an absolute member": (lambda d: _zip(d, {"/tmp/evil.txt": b"x"}), "model.zip: member '/tmp/evil.txt' would be written outside", ALL),
+    "zip: no checkpoint inside": (lambda d: _zip(d, {"readme.txt": b"hello"}), "model.zip: the zip holds no checkpoint", ALL),
+    # ------------------------------------------------------------ tokenizer files
+    "vocab: empty": (lambda d: (_write(os.path.join(d, "vocab.txt"), b""), d)[1], "vocab.txt", TOKENIZING),
+    "vocab: binary": (lambda d: (_write(os.path.join(d, "vocab.txt"), b"\xff\xfe\x00garbage\x80"), d)[1], "vocab.txt", TOKENIZING),
+    "vocab: no special tokens": (lambda d: (_write(os.path.join(d, "vocab.txt"), "a\nb\nc\n"), d)[1],
+                                 "vocab.txt: the special tokens", TOKENIZING),
+    "vocab: a directory": (lambda d: (os.remove(os.path.join(d, "vocab.txt")), os.mkdir(os.path.join(d, "vocab.txt")), d)[2],
+                           "vocab.txt", TOKENIZING),
+    "tokenizer_config: not JSON": (lambda d: (_write(os.path.join(d, "tokenizer_config.json"), "{"), d)[1],
+                                   "tokenizer_config.json: not valid JSON", TOKENIZING),
+    "tokenizer_config: a list": (lambda d: (_json(os.path.join(d, "tokenizer_config.json"), []), d)[1],
+                                 "tokenizer_config.json: expected a JSON object", TOKENIZING),
+    "tokenizer_config: model_max_length a string": (lambda d: (_json(os.path.join(d, "tokenizer_config.json"), {"model_max_length": "x"}), d)[1],
+                                                    "tokenizer_config.json", TOKENIZING),
+    "tokenizer.json only, malformed": (lambda d: (os.remove(os.path.join(d, "vocab.txt")), _write(os.path.join(d, "tokenizer.json"), '{"model": 3}'), d)[2],
+                                       "tokenizer.json", TOKENIZING),
+    "no vocabulary at all": (lambda d: (os.remove(os.path.join(d, "vocab.txt")), d)[1], "no vocab.txt or tokenizer.json", ("demo", "parity")),
+}

@@ -1,0 +1,78 @@
+"""The command line, run as a user runs it: ``python -m mini_hf_bert ...`` in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from ..paths import FIXTURES
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mini_hf_bert", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_demo_prints_similarities_and_parity_within_tolerance():
+    result = _run("demo")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "BertModel: 6 layers, hidden 384, 12 heads, vocab 30522" in out
+    assert "Cosine similarity of the mean-pooled last_hidden_state:" in out
+    # The two guitar sentences are closer to each other than to the bread question.
+    matrix = out.split("Cosine similarity of the mean-pooled last_hidden_state:")[1].split("\n\n")[0]
+    rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in matrix.splitlines()[2:]}
+    assert len(rows) == 5 and all(abs(rows[f"[{i}]"][i] - 1.0) < 1e-3 for i in range(5))
+    assert rows["[0]"][1] > 0.5 > rows["[0]"][4]
+    parity_lines = [line for line in out.splitlines() if line.strip().startswith(("eager:", "sdpa:"))]
+    assert len(parity_lines) == 4 and all(line.endswith("within tolerance") for line in parity_lines)
+    assert "All outputs within tolerance" in out
+
+
+def test_demo_on_another_checkpoint(bert_base_legacy_dir, minilm_dir, tmp_path):
+    """--checkpoint runs the same on any HF-format directory; here bert-base in the hub's
+    legacy layout, with the uncased vocabulary beside it."""
+    import shutil
+
+    shutil.copytree(bert_base_legacy_dir, tmp_path / "bert", dirs_exist_ok=True)
+    shutil.copy(f"{minilm_dir}/vocab.txt", tmp_path / "bert")
+    result = _run("demo", "--checkpoint", str(tmp_path / "bert"), "--sentence", "one", "--sentence", "two words")
+    assert result.returncode == 0, result.stderr
+    assert "BertModel: 12 layers, hidden 768, 12 heads, vocab 30522" in result.stdout
+    assert "[1] two words" in result.stdout and "All outputs within tolerance" in result.stdout
+
+
+def test_parity_command_lists_every_module():
+    result = _run("parity")
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if "within tolerance" in line or "OUT OF" in line]
+    assert any(line.strip().startswith("encoder.layer.5.output.LayerNorm ") for line in lines)
+    assert len(lines) > 6 * 15 and all(line.endswith("within tolerance") for line in lines)
+
+
+@pytest.mark.parametrize("args,message", [
+    (("demo", "--checkpoint", "/nonexistent/dir"), "error: /nonexistent/dir: no such directory"),
+    (("parity", "--checkpoint", "/nonexistent/dir"), "error: /nonexistent/dir: no such directory"),
+])
+def test_bad_checkpoint_is_one_line_not_a_traceback(args, message):
+    result = _run(*args)
+    assert result.returncode == 2
+    assert result.stderr.strip() == message + ", TensorFlow checkpoint prefix or .zip (and not a hub model id)"
+    assert "Traceback" not in result.stderr
+
+
+GOOGLE = os.path.join(FIXTURES, "tf")
+
+
+@pytest.mark.parametrize("form", ["bert_pretraining", "bert_pretraining/bert_model.ckpt", "bert_model.ckpt.zip"])
+def test_demo_and_parity_take_a_google_checkpoint_in_every_form(form):
+    """mini_hf_bert reads the Google checkpoint as it is; transformers reads a converted copy."""
+    src = os.path.join(GOOGLE, form)
+    demo = _run("demo", "--checkpoint", src, "--sentence", "tok1 tok2", "--sentence", "tok3")
+    assert demo.returncode == 0, demo.stderr
+    assert "BertModel: 2 layers, hidden 16, 4 heads, vocab 40" in demo.stdout and "All outputs within tolerance" in demo.stdout
+    parity = _run("parity", "--checkpoint", src)
+    assert parity.returncode == 0, parity.stderr
+    assert "encoder.layer.1.output.LayerNorm " in parity.stdout and "OUT OF" not in parity.stdout
+    assert "Traceback" not in demo.stderr + parity.stderr

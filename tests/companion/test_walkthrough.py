@@ -1,0 +1,90 @@
+"""The walk-throughs (docs/walkthrough.md, docs/zh/walkthrough.md) are what the code
+prints today: regenerated here and compared, text exactly and numbers within
+``parity.DOC_ATOL`` / ``DOC_RTOL`` (float noise differs between machines)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from PIL import Image
+
+from mini_hf_bert.parity.compare import DOC_ATOL
+from mini_hf_bert.companion.visualize import external_references
+from mini_hf_bert.companion.walkthrough import DOCUMENTS, compute_facts, fingerprint, image_references, number_drift, render_documents
+from ..paths import ROOT
+
+REGENERATE = "regenerate with `.venv/bin/python tools/walkthrough.py`"
+
+
+def _read(path: str) -> str:
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+@pytest.fixture(scope="module")
+def fresh(minilm_dir) -> dict[str, str]:
+    return render_documents(ROOT, compute_facts(minilm_dir))
+
+
+@pytest.mark.parametrize("language", sorted(DOCUMENTS))
+def test_walkthrough_is_current(language, fresh):
+    doc = DOCUMENTS[language]
+    committed = _read(doc.output)
+    stamp = re.search(r"sources fingerprint: (\w+)", committed)
+    assert stamp and stamp.group(1) == fingerprint(ROOT), (
+        f"{doc.output} was generated from other sources than today's; {REGENERATE}")
+    problems = number_drift(committed, fresh[doc.output])
+    assert not problems, f"{doc.output} is stale ({REGENERATE}):\n" + "\n".join(problems[:10])
+
+
+@pytest.mark.parametrize("language", sorted(DOCUMENTS))
+def test_every_picture_exists_and_shows_something(language):
+    doc = DOCUMENTS[language]
+    text = _read(doc.output)
+    references = image_references(text)
+    assert len([r for r in references if r.endswith(".png")]) >= 4
+    for reference in references:
+        path = os.path.normpath(os.path.join(ROOT, os.path.dirname(doc.output), reference))
+        assert os.path.isfile(path), f"{doc.output} shows {reference}, which does not exist; {REGENERATE}"
+        if path.endswith(".png"):
+            colours = Image.open(path).convert("RGB").getcolors(maxcolors=1 << 20)
+            assert colours is not None and len(colours) > 50, f"{reference} is blank"
+        else:
+            with open(path, encoding="utf-8") as f:
+                assert external_references(f.read()) == [], reference
+
+
+def test_every_source_link_points_at_what_it_names():
+    """[`Name`](...modeling_bert.py#L123) must land on the line that defines Name."""
+    for doc in DOCUMENTS.values():
+        text = _read(doc.output)
+        links = re.findall(r"\[`([\w.]+)`\]\(([^)#]+\.py)#L(\d+)\)", text)
+        assert len(links) >= 15
+        for name, target, line in links:
+            path = os.path.normpath(os.path.join(ROOT, os.path.dirname(doc.output), target))
+            with open(path, encoding="utf-8") as f:
+                source_line = f.read().splitlines()[int(line) - 1]
+            assert re.match(rf"\s*(class|def) {name.split('.')[-1]}\b", source_line), (doc.output, name, source_line)
+
+
+def test_the_chinese_walkthrough_is_chinese_and_shows_the_cjk_rule():
+    text = _read(DOCUMENTS["zh"].output)
+    prose = re.sub(r"```.*?```|\|.*?\n|\$\$.*?\$\$|`[^`]*`|\[[^\]]*\]\([^)]*\)", "", text, flags=re.S)
+    letters = [c for c in prose if c.isalpha()]
+    chinese = [c for c in letters if "\u4e00" <= c <= "\u9fff"]
+    assert len(chinese) > 0.6 * len(letters), "the prose should be Chinese"
+    assert "（Masked LM）" in text and "（CJK split）" in text  # English terms in parentheses, where code uses them
+    assert "| WordPiece | `北 · 京 · [UNK] · 中 · 国 · 的 · [UNK] · 都 · 。` |" in text
+    assert "attention-zh.png" in text
+
+
+def test_number_drift_can_fail():
+    base = "scores differ by 0.1234 at position 6, mask -3.4028e+38\n"
+    assert number_drift(base, base) == []
+    assert number_drift(base.replace("0.1234", "0.1236"), base) == []  # the last digit moved: float noise
+    assert number_drift(base.replace("0.1234", f"{0.1234 + 2 * DOC_ATOL:.4f}"), base)  # a real change
+    assert number_drift(base.replace("position 6", "position 7"), base)  # an index is exact
+    assert number_drift(base.replace("scores", "logits"), base)  # the text is exact
+    assert number_drift(base + "1.0\n", base)  # one number more

@@ -1,0 +1,267 @@
+"""Generated documents stay current: docs/weight_map.md prints the name tables as they are,
+docs/loading.md and docs/tokenizer_speed.md were measured with the current code, and
+docs/parity.md describes what the suite measures (checked in full by the root conftest.py
+at the end of every full run; its rules are tested here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+import pytest
+import torch
+
+import mini_hf_bert
+from mini_hf_bert.parity.compare import parity_doc_problems
+
+from ..conftest import small_config_kwargs
+from ..paths import ROOT
+
+
+
+def _tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tools", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _read(relative: str) -> str:
+    with open(os.path.join(ROOT, relative), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_weight_map_doc_prints_the_current_table():
+    tool = _tool("weight_map_doc")
+    assert _read("docs/weight_map.md") == tool.render(), "docs/weight_map.md is stale: run tools/weight_map_doc.py"
+
+
+def test_weight_map_doc_has_every_row():
+    from mini_hf_bert.checkpoints.weight_map import TF_WEIGHT_MAP
+
+    doc = _read("docs/weight_map.md")
+    for hf_name, tf_name, transpose in TF_WEIGHT_MAP:
+        assert f"| `{hf_name}` | `{tf_name}` | {'yes' if transpose else 'no'} |" in doc
+
+
+def test_loading_doc_was_measured_with_the_current_code():
+    tool = _tool("benchmark_loading")
+    doc = _read("docs/loading.md")
+    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match, "docs/loading.md has no sources fingerprint: run tools/benchmark_loading.py"
+    assert match.group(1) == tool.sources_fingerprint(), (
+        "the loading code or the benchmark changed since docs/loading.md was measured: "
+        "run .venv/bin/python tools/benchmark_loading.py"
+    )
+
+
+def test_loading_doc_reports_the_target_speedup_for_each_format():
+    """The issue asks for >= 3x transformers' from_pretrained on bert-base; the doc must
+    show it for every format it measured (a rerun that misses it turns this red)."""
+    tool = _tool("benchmark_loading")
+    doc = _read("docs/loading.md")
+    rows = re.findall(r"^\| (.+?) \| mini_hf_bert \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \|", doc, flags=re.M)
+    assert sorted(r[0] for r in rows) == sorted(tool.FORMATS)
+    for label, median, _, speedup in rows:
+        assert float(speedup) >= tool.TARGET_SPEEDUP, f"{label}: {speedup}x"
+
+
+def test_benchmark_measures_both_libraries_on_the_same_logits(tmp_path):
+    """The benchmark's own measuring path, run on a small checkpoint (fast), in fresh processes."""
+    tool = _tool("benchmark_loading")
+    torch.manual_seed(0)
+    mini_hf_bert.BertForPreTraining(mini_hf_bert.BertConfig(**small_config_kwargs("tiny"))).save_pretrained(tmp_path)
+    results = {library: tool.run_child(library, str(tmp_path)) for library in tool.LIBRARIES}
+    for result in results.values():
+        assert result["seconds"] > 0 and result["weights_mib"] > 0
+    assert abs(results["mini_hf_bert"]["logits_sum"] - results["transformers"]["logits_sum"]) < 1e-3
+
+
+def test_tokenizer_speed_doc_was_measured_with_the_current_code():
+    tool = _tool("benchmark_tokenizer")
+    doc = _read("docs/tokenizer_speed.md")
+    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match and match.group(1) == tool.sources_fingerprint(), (
+        "the tokenizer or its benchmark changed since docs/tokenizer_speed.md was measured: "
+        "run .venv/bin/python tools/benchmark_tokenizer.py"
+    )
+
+
+def test_tokenizer_speed_doc_shows_no_slower_than_transformers_python_tokenizer():
+    doc = _read("docs/tokenizer_speed.md")
+    # | name | plain cold | plain warm | windows cold | windows warm |: the plain call's columns
+    rows = {name: (float(cold), float(warm))
+            for name, cold, warm in re.findall(r"^\| (.+?) \| (\d+) \| (\d+) \| (?:\d+|n/a) \| (?:\d+|n/a) \|$", doc, flags=re.M)}
+    ours = next(v for k, v in rows.items() if k.startswith("mini_hf_bert"))
+    legacy = next(v for k, v in rows.items() if "BertTokenizerLegacy" in k)
+    assert len(rows) == 3 and ours[0] >= legacy[0] and ours[1] >= legacy[1], rows
+
+
+def test_tokenizer_benchmark_runs_and_checks_ids(minilm_dir):
+    tool = _tool("benchmark_tokenizer")
+    texts = tool.sentences(limit=60)
+    assert len(texts) == 60 and len(set(texts)) == 60
+    rows = tool.measure(texts, minilm_dir, warm_runs=1)  # raises if any tokenizer's ids differ
+    assert [r["tokenizer"].split()[0] for r in rows] == ["mini_hf_bert", "transformers", "transformers"]
+    assert all(len(r) == 3 for r in (rows[0], rows[2])) and len(rows[1]) == 2  # the Python one: plain call only
+
+
+def test_unicode_tables_are_current():
+    """Regenerate mini_hf_bert/unicode_tables.py from the installed tokenizers library over
+    every code point (~30 s) and compare: a new tokenizers or Python version shows up here."""
+    import unicodedata
+
+    from mini_hf_bert import unicode_tables
+
+    tool = _tool("make_unicode_tables")
+    assert unicode_tables.UNICODE_VERSION == unicodedata.unidata_version, "generated under another Python"
+    assert _read("mini_hf_bert/unicode_tables.py") == tool.render(tool.compute()), (
+        "mini_hf_bert/unicode_tables.py is stale: run tools/make_unicode_tables.py"
+    )
+
+
+# ------------------------------------------------------------- docs/parity.md
+
+
+def test_parity_doc_was_measured_with_the_current_code_and_inputs():
+    import conftest as root
+
+    assert root.documented_fingerprint() == root.parity_sources_fingerprint(), (
+        "the model, loading or parity tests changed since docs/parity.md was written: "
+        "run .venv/bin/python tools/parity_report.py"
+    )
+
+
+def _row(tensors=10, diff="0.00e+00", atol="1e-05"):
+    return {"tensors": tensors, "max_abs_diff": diff, "atol": atol}
+
+
+def test_parity_doc_is_current_when_figures_move_within_tolerance():
+    """Another machine, thread count or GEMM kernel moves the last bits: not stale."""
+    documented = {"a": _row(diff="0.00e+00"), "b": _row(diff="3.58e-07")}
+    assert parity_doc_problems({"a": _row(diff="4.41e-06"), "b": _row(diff="3.28e-07")}, documented) == []
+    assert parity_doc_problems({"a": _row(diff="1.00e-05"), "b": _row()}, documented) == []  # at the tolerance
+
+
+@pytest.mark.parametrize("measured,documented,problem", [
+    ({"a": _row()}, {"a": _row(), "b": _row()}, "b: in the doc, but this run measured no such family"),
+    ({"a": _row(), "b": _row()}, {"a": _row()}, "b: measured by this run, missing from the doc"),
+    ({"a": _row(tensors=11)}, {"a": _row()}, "a: 11 tensors compared, the doc says 10"),
+    ({"a": _row(atol="1e-04")}, {"a": _row()}, "a: tolerance 1e-04, the doc says 1e-05"),
+    ({"a": _row(diff="2.00e-05")}, {"a": _row()}, "a: measured max |diff| 2.00e-05 is over its tolerance 1e-05"),
+    ({"a": _row()}, {"a": _row(diff="3.00e-05")}, "a: documented max |diff| 3.00e-05 is over its tolerance 1e-05"),
+    ({"a": _row(diff="nan")}, {"a": _row()}, "a: measured max |diff| nan is over its tolerance 1e-05"),
+])
+def test_parity_doc_is_stale_when_what_it_describes_changed(measured, documented, problem):
+    assert parity_doc_problems(measured, documented) == [problem]
+
+
+def test_parity_doc_rows_parse_back():
+    """The table the tool writes is the table the session check reads."""
+    import conftest as root
+    import transformers
+
+    rows = root.documented_families(transformers.__version__)
+    assert rows and all(set(r) == {"tensors", "max_abs_diff", "atol"} for r in rows.values())
+    assert parity_doc_problems(rows, rows) == []
+
+
+def test_sources_fingerprint_ignores_prose_but_not_code(tmp_path):
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint
+
+    (tmp_path / "m.py").write_text('"""Doc."""\nx = 1  # a comment\n')
+    base = sources_fingerprint(str(tmp_path), ["m.py"])
+    (tmp_path / "m.py").write_text('"""Other doc."""\n\nx = 1\n')
+    assert sources_fingerprint(str(tmp_path), ["m.py"]) == base
+    (tmp_path / "m.py").write_text('"""Doc."""\nx = 2\n')
+    assert sources_fingerprint(str(tmp_path), ["m.py"]) != base
+    with pytest.raises(FileNotFoundError, match="nothing.py"):
+        sources_fingerprint(str(tmp_path), ["nothing.py"])
+
+
+def test_training_results_doc_was_measured_with_the_current_code():
+    tool = _tool("training_report")
+    doc = _read("docs/training_results.md")
+    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match and match.group(1) == tool.sources_fingerprint(), (
+        "the training code or its report changed since docs/training_results.md was measured: "
+        "run .venv/bin/python tools/training_report.py (about 15 minutes)"
+    )
+    # What the doc must show: held-out MLM accuracy above the frequencies-only guess by the last
+    # evaluation, and fine-tuning from the pre-trained model at least as good as the majority class.
+    rows = re.findall(r"^\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
+    assert rows and float(rows[-1][1]) > float(rows[-1][2]), rows
+    sentiment = re.search(r"^\| sentiment .*? \| accuracy \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
+    assert sentiment and float(sentiment.group(1)) >= float(sentiment.group(3)), sentiment
+
+
+def test_performance_doc_was_measured_with_the_current_code():
+    tool = _tool("performance_report")
+    doc = _read("docs/performance.md")
+    match = re.search(r"sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match and match.group(1) == tool.sources_fingerprint(), (
+        "the fast path, the model or the benchmark changed since docs/performance.md was measured: "
+        "run .venv/bin/python tools/performance_report.py"
+    )
+
+
+def test_performance_doc_has_every_case_and_fast_agrees_with_transformers():
+    from mini_hf_bert.parity.benchmark import DTYPES, WORKLOADS
+    from mini_hf_bert.parity.compare import FAST_FP32_ATOL
+
+    doc = _read("docs/performance.md")
+    cases = re.findall(r"^### (W\d): .*, (fp32|bf16)$", doc, flags=re.M)
+    assert sorted(cases) == sorted((w, d) for w in WORKLOADS for d in DTYPES)
+    # | contender | ms | tokens/s | ratio | max diff |, per case in order
+    fast = re.findall(r"^\| mini_hf_bert fast \| [\d.]+ \| [\d,]+ \| [\d.]+x \| ([\d.e+-]+) \|$", doc, flags=re.M)
+    assert len(fast) == len(cases)
+    for (workload, dtype), diff in zip(cases, fast):
+        if dtype == "fp32":
+            assert float(diff) <= FAST_FP32_ATOL, (workload, diff)
+
+
+def test_performance_doc_is_the_rendering_of_its_measurements():
+    """docs/performance.md = the template + docs/performance.json (tables, targets met or not)."""
+    import json
+
+    tool = _tool("performance_report")
+    measured = json.loads(_read("docs/performance.json"))
+    assert _read("docs/performance.md") == tool.render(measured), (
+        "docs/performance.md was edited by hand or its template changed: run "
+        ".venv/bin/python tools/performance_report.py --render-only"
+    )
+    assert measured["fingerprint"] == tool.sources_fingerprint()
+
+
+# ------------------------------------------------------------------ docs/reliability.md
+
+RELIABILITY_DOCS = ("docs/reliability.md", "docs/zh/reliability.md")
+
+
+@pytest.mark.parametrize("doc", RELIABILITY_DOCS)
+def test_every_test_the_reliability_doc_names_exists(doc):
+    """Each promise names the test that checks it: that test must be there, by name."""
+    named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", _read(doc))
+    assert len(named) >= 25
+    for path, name in named:
+        source = _read(path)
+        assert re.search(rf"^def {name}\(", source, re.M), f"{doc} names {path}::{name}, which does not exist"
+
+
+def test_both_reliability_docs_name_the_same_tests_and_report():
+    english, chinese = (_read(doc) for doc in RELIABILITY_DOCS)
+    pattern = r"`(tests/[\w/]+\.py::\w+)`"
+    assert re.findall(pattern, english) == re.findall(pattern, chinese)
+    line = re.compile(r"^ {4}(fault corpus: .*)$", re.M)
+    assert line.findall(english) == line.findall(chinese)
+
+
+def test_the_fault_corpus_report_in_the_doc_is_the_corpus_s():
+    """The report line quoted in docs/reliability.md is what the corpus gives when every
+    case ends as declared (test_fault_corpus.py checks each does)."""
+    from ..bad_inputs.fault_corpus import CASES, Accept, summary_line
+
+    expected = summary_line({name: "accepted" if isinstance(expect, Accept) else "clear"
+                             for name, (_, expect) in CASES.items()})
+    assert f"    {expected}\n" in _read("docs/reliability.md"), f"docs/reliability.md: the report is now: {expected}"

@@ -1,0 +1,221 @@
+"""``mini_hf_bert.pipeline``: each task tested equal to transformers' own ``pipeline`` on the
+same weights: the same tokens, labels, spans and offsets, scores within FP32_ATOL.
+(Question answering, which transformers 5 removed, is tested against 4.57.6 in
+tests_transformers4/test_pipelines_4x.py.)"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+import transformers
+
+import mini_hf_bert
+from mini_hf_bert import CheckpointError, pipeline
+from mini_hf_bert.checkpoints.convert import convert
+from mini_hf_bert.parity.compare import FP32_ATOL
+from mini_hf_bert.parity.testing_utils import write_head_checkpoint
+
+from .test_sentence_embeddings import _reference
+from ..paths import FIXTURES
+
+GOOGLE_DIR = os.path.join(FIXTURES, "tf", "bert_pretraining")
+LABELS = {0: "O", 1: "B-PER", 2: "I-PER", 3: "B-LOC", 4: "I-LOC"}
+SENTENCES = ["Angela Merkel visited Paris and Berlin last week.", "Ms. Müller lives in Zürich.",
+             "John Smith-Jones flew from New York to 北京 on an unaffable airline.", "nothing here"]
+
+
+def assert_close(ours, theirs, path="result"):
+    """Equal structure, keys, strings and ints; floats (and numpy scalars) within FP32_ATOL."""
+    if isinstance(theirs, (np.floating, float)) and not isinstance(theirs, bool):
+        assert isinstance(ours, float), f"{path}: {type(ours).__name__}"
+        assert abs(ours - float(theirs)) <= FP32_ATOL, f"{path}: {ours} vs {theirs}"
+    elif isinstance(theirs, np.integer):
+        assert ours == int(theirs), path
+    elif isinstance(theirs, dict):
+        assert isinstance(ours, dict) and list(ours) == list(theirs), f"{path}: keys {list(ours)} vs {list(theirs)}"
+        for key in theirs:
+            assert_close(ours[key], theirs[key], f"{path}[{key!r}]")
+    elif isinstance(theirs, (list, tuple)):
+        assert isinstance(ours, (list, tuple)) and len(ours) == len(theirs), f"{path}: {ours!r:.200} vs {theirs!r:.200}"
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            assert_close(a, b, f"{path}[{i}]")
+    elif isinstance(theirs, torch.Tensor):
+        assert isinstance(ours, torch.Tensor) and ours.shape == theirs.shape, path
+        assert torch.allclose(ours, theirs, atol=FP32_ATOL, rtol=0), path
+    else:
+        assert ours == theirs, f"{path}: {ours!r} vs {theirs!r}"
+
+
+@pytest.fixture(scope="module")
+def google_mlm(tmp_path_factory) -> str:
+    """Google's checkpoint format (the committed TF fixture), converted to an HF directory."""
+    directory = tmp_path_factory.mktemp("google") / "converted"
+    convert(GOOGLE_DIR, directory, progress=False)
+    return str(directory)
+
+
+@pytest.fixture(scope="module")
+def ner_dir(tmp_path_factory, minilm_dir) -> str:
+    return write_head_checkpoint(tmp_path_factory.mktemp("ner"), minilm_dir, "BertForTokenClassification",
+                                 num_labels=len(LABELS), id2label=LABELS, label2id={v: k for k, v in LABELS.items()})
+
+
+@pytest.fixture(scope="module")
+def sentiment_dir(tmp_path_factory, minilm_dir) -> str:
+    labels = {0: "negative", 1: "neutral", 2: "positive"}
+    return write_head_checkpoint(tmp_path_factory.mktemp("sentiment"), minilm_dir, "BertForSequenceClassification",
+                                 num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()})
+
+
+# ------------------------------------------------------------------ fill-mask
+@pytest.mark.parametrize("batch_size", [1, 3])
+def test_fill_mask_on_a_converted_google_checkpoint(google_mlm, batch_size):
+    ours, theirs = pipeline("fill-mask", model=google_mlm), transformers.pipeline("fill-mask", model=google_mlm)
+    texts = ["tok1 tok2 [MASK] tok4", "[MASK] tok7", "tok3 [MASK] tok5 [MASK] tok9 tok9 tok9"]
+    assert_close(ours(texts, batch_size=batch_size), theirs(texts, batch_size=batch_size))
+    assert_close(ours(texts[0], top_k=2), theirs(texts[0], top_k=2))
+    assert_close(ours(texts[2], targets=["tok3", "tok30"]), theirs(texts[2], targets=["tok3", "tok30"]))
+    assert_close(ours([texts[0]]), theirs([texts[0]]))  # a list of one: transformers unwraps it
+
+
+def test_fill_mask_with_real_english_weights(tmp_path, minilm_dir):
+    """A real checkpoint's encoder under transformers' (seeded) MLM head: real wordpieces in
+    the decoded sequences, [UNK]-free Chinese, pairs of masks."""
+    torch.manual_seed(0)
+    transformers.BertForMaskedLM.from_pretrained(minilm_dir).save_pretrained(tmp_path)
+    mini_hf_bert.BertTokenizer.from_pretrained(minilm_dir).save_pretrained(tmp_path)
+    ours, theirs = pipeline("fill-mask", model=str(tmp_path)), transformers.pipeline("fill-mask", model=str(tmp_path))
+    texts = ["Paris is the [MASK] of France.", "北京是中国的[MASK]都。", "The [MASK] sat on the [MASK]."]
+    assert_close(ours(texts, top_k=4, batch_size=2), theirs(texts, top_k=4, batch_size=2))
+
+
+# ------------------------------------------------------------------ feature-extraction
+@pytest.mark.parametrize("batch_size", [1, 2])
+def test_feature_extraction_on_the_packaged_checkpoint(minilm_dir, batch_size):
+    ours, theirs = pipeline("feature-extraction", model=minilm_dir), transformers.pipeline("feature-extraction", model=minilm_dir)
+    texts = ["A man is playing a guitar.", "北京是中国的首都。", "short"]
+    assert_close(ours(texts, batch_size=batch_size), theirs(texts, batch_size=batch_size))
+    assert_close(ours(texts[0], return_tensors=True), theirs(texts[0], return_tensors=True))
+    long_text = "word " * 600
+    assert_close(ours(long_text, truncation=True), theirs(long_text, truncation=True))
+
+
+# ------------------------------------------------------------------ sentence-similarity
+def test_sentence_similarity_is_the_sentence_transformers_recipe(minilm_dir):
+    """transformers has no such pipeline: the reference is the model card's recipe (mean
+    pooling, L2 norm, max_seq_length 256) written out on transformers' BertModel."""
+    sim = pipeline("sentence-similarity", model=minilm_dir, batch_size=2)
+    query = {"source_sentence": "A man is playing a guitar.",
+             "sentences": ["Someone is strumming a guitar on stage.", "北京是中国的首都。", "word " * 400]}
+    scores = sim(query)
+    embeddings = _reference(minilm_dir, [query["source_sentence"], *query["sentences"]], max_length=256)
+    expected = (embeddings[1:] @ embeddings[0]).tolist()
+    assert_close(scores, expected)
+    assert scores[0] > 0.5 > scores[1]  # the guitar sentences are alike, the capital one is not
+    assert_close(sim([query, query]), [expected, expected])
+    assert_close(mini_hf_bert.encode_sentences(sim.model, sim.tokenizer, [query["source_sentence"]], max_length=256)[0],
+                 embeddings[0])
+
+
+# ------------------------------------------------------------------ text-classification
+def test_text_classification(sentiment_dir):
+    ours = pipeline("text-classification", model=sentiment_dir)
+    theirs = transformers.pipeline("text-classification", model=sentiment_dir)
+    texts = ["I love this movie!", "这部电影很无聊。", "It was fine, I guess."]
+    assert_close(ours(texts[0]), theirs(texts[0]))  # a list holding one dict
+    assert_close(ours(texts, batch_size=2), theirs(texts, batch_size=2))
+    assert_close(ours(texts, top_k=None), theirs(texts, top_k=None))
+    assert_close(ours(texts[1], top_k=2), theirs(texts[1], top_k=2))
+    pair = {"text": "A man is playing a guitar.", "text_pair": "Someone plays music."}
+    assert_close(ours(pair), theirs(pair))
+    assert_close(ours([pair, pair], function_to_apply="sigmoid"), theirs([pair, pair], function_to_apply="sigmoid"))
+    assert_close(ours(texts, function_to_apply="none", top_k=1), theirs(texts, function_to_apply="none", top_k=1))
+    assert_close(pipeline("sentiment-analysis", model=sentiment_dir, top_k=None)(texts[0]), theirs(texts[0], top_k=None))
+
+
+def test_one_label_regression_and_multi_label_scores(tmp_path, minilm_dir):
+    for problem, labels in (("regression", 1), ("multi_label_classification", 3)):
+        directory = write_head_checkpoint(tmp_path / problem, minilm_dir, "BertForSequenceClassification",
+                                          num_labels=labels, problem_type=problem)
+        ours = pipeline("text-classification", model=directory)
+        theirs = transformers.pipeline("text-classification", model=directory)
+        assert_close(ours(["good", "bad"], top_k=None), theirs(["good", "bad"], top_k=None))
+
+
+# ------------------------------------------------------------------ token-classification
+@pytest.mark.parametrize("strategy", ["none", "simple", "first", "average", "max"])
+def test_token_classification(ner_dir, strategy):
+    ours = pipeline("token-classification", model=ner_dir, aggregation_strategy=strategy)
+    theirs = transformers.pipeline("token-classification", model=ner_dir, aggregation_strategy=strategy)
+    got, expected = ours(SENTENCES, batch_size=2), theirs(SENTENCES, batch_size=2)
+    assert_close(got, expected)
+    assert sum(len(e) for e in got) >= 4  # entities were found, so the comparison compared something
+    assert_close(ours(SENTENCES[0], ignore_labels=[]), theirs(SENTENCES[0], ignore_labels=[]))
+
+
+def test_token_classification_of_pre_split_words_and_long_texts(ner_dir):
+    ours = pipeline("ner", model=ner_dir, aggregation_strategy="first")
+    theirs = transformers.pipeline("ner", model=ner_dir, aggregation_strategy="first")
+    words = ["Angela", "Merkel", "visited", "Paris", "."]
+    assert_close(ours(words, is_split_into_words=True), theirs(words, is_split_into_words=True))
+    assert_close(ours([words, words[:3]], is_split_into_words=True, delimiter="_"),
+                 theirs([words, words[:3]], is_split_into_words=True, delimiter="_"))
+    long_text = " ".join(SENTENCES * 40)  # > 512 tokens: windows with a stride, entities merged
+    for tokenizer in (ours.tokenizer, theirs.tokenizer):
+        tokenizer.model_max_length = 64
+    try:
+        assert_close(ours(long_text, stride=16), theirs(long_text, stride=16))
+    finally:
+        ours.tokenizer.model_max_length = theirs.tokenizer.model_max_length = 512
+
+
+# ------------------------------------------------------------------ the pipeline object
+def test_a_model_object_and_a_tokenizer_object(ner_dir):
+    model = mini_hf_bert.BertForTokenClassification.from_pretrained(ner_dir)
+    tokenizer = mini_hf_bert.BertTokenizer.from_pretrained(ner_dir)
+    ours = pipeline("token-classification", model=model, tokenizer=tokenizer)
+    assert_close(ours(SENTENCES[0]), transformers.pipeline("token-classification", model=ner_dir)(SENTENCES[0]))
+
+
+def test_progress_bar_over_batches(minilm_dir, capsys):
+    ours = pipeline("feature-extraction", model=minilm_dir, batch_size=2, progress=True)
+    ours(["a", "b", "c", "d", "e"])
+    err = capsys.readouterr().err
+    assert "feature-extraction" in err and "3/3" in err  # 5 texts in batches of 2
+    ours(["a", "b", "c"], batch_size=3)
+    assert "1/1" in capsys.readouterr().err
+    pipeline("feature-extraction", model=minilm_dir, batch_size=2, progress=False)(["a", "b", "c"])
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("task,call,error,message", [
+    ("fill-mask", lambda p: p("no mask here"), ValueError, r"inputs: no \[MASK\] in 'no mask here'"),
+    ("fill-mask", lambda p: p(["a [MASK]", "none"]), ValueError, r"inputs\[1\]: no \[MASK\]"),
+    ("fill-mask", lambda p: p(""), ValueError, r"inputs is empty \(''\)"),
+    ("fill-mask", lambda p: p("a [MASK]", top_k=0), ValueError, "top_k must be a positive int, got 0"),
+    ("fill-mask", lambda p: p([]), TypeError, "inputs must be a str or a non-empty list of str"),
+    ("fill-mask", lambda p: p("[MASK] " + "tok1 " * 40), ValueError, "is 43 tokens long; the model takes at most 32"),
+    ("feature-extraction", lambda p: p(["ok", "   "]), ValueError, r"inputs\[1\] is empty"),
+    ("feature-extraction", lambda p: p(3), TypeError, "inputs must be a str or a non-empty list of str, got int"),
+    ("feature-extraction", lambda p: p("a", batch_size=0), ValueError, "batch_size must be a positive int, got 0"),
+])
+def test_bad_input_is_a_clear_error(google_mlm, task, call, error, message):
+    with pytest.raises(error, match=message):
+        call(pipeline(task, model=google_mlm))
+
+
+@pytest.mark.parametrize("make,error,message", [
+    (lambda d: pipeline("translation", model=d), ValueError, "unknown task 'translation'; the tasks are feature-extraction"),
+    (lambda d: pipeline("fill-mask"), ValueError, r"pipeline\('fill-mask'\) needs model="),
+    (lambda d: pipeline("fill-mask", model=d, topk=3), TypeError, r"unexpected keyword arguments \['topk'\]"),
+    (lambda d: pipeline("fill-mask", model=mini_hf_bert.BertModel.from_pretrained(d)), ValueError, "pass tokenizer="),
+    (lambda d: pipeline("fill-mask", model=mini_hf_bert.BertModel.from_pretrained(d), tokenizer=d), TypeError,
+     "fill-mask needs a BertForMaskedLM, got BertModel"),
+    (lambda d: pipeline("text-classification", model=d), CheckpointError, "2 weights missing: classifier.weight"),
+])
+def test_bad_pipeline_arguments_are_named(google_mlm, make, error, message):
+    with pytest.raises(error, match=message):
+        make(google_mlm)

