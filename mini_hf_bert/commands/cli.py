@@ -54,11 +54,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the parsed command (each command module set ``args.run``)."""
-    return args.run(args)
-
-
 def error_message(error: BaseException) -> str:
     """One line naming the file or argument and the problem."""
     if isinstance(error, OSError) and error.filename is not None:  # "[Errno 2] No such file ..." -> "PATH: reason"
@@ -74,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return run(args)
+        return args.run(args)  # each command module set its run_* function
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
