@@ -45,6 +45,7 @@ from .file_utils import (
 )
 from .integrations.sdpa_attention import sdpa_attention_forward
 from .masking_utils import get_extended_attention_mask
+from .pytorch_utils import check_positional_call
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ class PreTrainedModel(nn.Module):
             raise TypeError(f"{type(self).__name__} needs a {self.config_class.__name__}, got {type(config).__name__}")
         config.validate()  # a config may have been edited since it was built
         self.config = config
+        self.register_forward_pre_hook(check_positional_call)  # model(ids, mask, tt, None, None) -> a clear error
 
     # ------------------------------------------------------------------ init
     def post_init(self) -> None:

@@ -4,6 +4,7 @@ shape check whose message names the dimensions."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 
 import torch
@@ -67,3 +68,21 @@ def check_shape(name: str, tensor: torch.Tensor, expected: Sequence[int | None],
     if not ok:
         want = "(" + ", ".join("*" if e is None else str(e) for e in expected) + ")"
         raise ValueError(f"{name} must be {meaning} = {want}, got shape {shape}")
+
+
+def check_positional_call(model: nn.Module, args: tuple) -> None:
+    """A forward pre-hook: more positional arguments than the forward takes (a call written
+    for an older transformers, ``model(ids, mask, tt, None, None)``) is a TypeError that
+    shows the keyword form, rather than Python's bare count. The names the older versions
+    read next come from the model's ``legacy_positional_tail``."""
+    parameters = list(inspect.signature(type(model).forward).parameters.values())[1:]  # self left out
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(args) <= len(positional):
+        return
+    extra = len(args) - len(positional)
+    tail = getattr(model, "legacy_positional_tail", ())
+    named = [f"{name}=..." for name in tail[:extra]] + ["..."] * (extra > len(tail))
+    name = type(model).__name__
+    raise TypeError(f"{name}() got {len(args)} positional arguments, but only {len(positional)} may be positional "
+                    f"({', '.join(positional)}): the rest are keyword-only. {getattr(model, 'legacy_positional_why', '')}"
+                    f"Write the call as {name}({', '.join(positional)}, {', '.join(named)})")

@@ -45,7 +45,9 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     pretrain.add_argument("--optimizer", choices=("adamw", "google"), default="adamw",
                           help="adamw: torch AdamW, transformers' linear schedule; google: AdamWeightDecay, Google's")
     pretrain.add_argument("--dupe-factor", type=int, help="passes over the corpus, each with other masks (default 5; --quick: 2)")
-    pretrain.add_argument("--whole-word-mask", action="store_true")
+    pretrain.add_argument("--whole-word-mask", action="store_true",
+                          help="mask all pieces of a word together; on the Chinese corpora, all characters of a "
+                               "word of their segmentation (Chinese BERT-wwm)")
     pretrain.add_argument("--dynamic-masking", action="store_true", help="new masks every step (RoBERTa) instead of Google's")
     pretrain.add_argument("--max-documents", type=int, help="use only the first N documents (--quick: 300)")
     pretrain.add_argument("--eval-every", type=int, help="default 100 (--quick: 20)")
@@ -66,7 +68,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     finetune.add_argument("--batch-size", type=int, default=32)
     finetune.add_argument("--learning-rate", type=float, default=5e-4)
     finetune.add_argument("--max-length", type=int, default=64, help="tokens per example (default 64)")
-    finetune.add_argument("--max-examples", type=int, help="use only N examples (held-out ones included)")
+    finetune.add_argument("--max-examples", type=int, help="train on N labelled examples (default: all); the test set is always the fixed split's")
     finetune.add_argument("--optimizer", choices=("adamw", "google"), default="adamw")
     finetune.add_argument("--eval-every", type=int, default=100)
     finetune.add_argument("--save-every", type=int, default=100)

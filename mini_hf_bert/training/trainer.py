@@ -148,7 +148,9 @@ class TrainingTask:
     and ``chunk`` seed any random masking). ``loss_terms(model, batch)``: the summed losses,
     e.g. [MLM loss summed over masked tokens, NSP loss summed over pairs]; ``counts(batch)``:
     how many items each sums over. The loop divides each sum by its count over the whole
-    global batch. ``evaluate(model)``: held-out metrics (rank 0 only).
+    global batch. ``evaluate(model)``: held-out metrics (rank 0 only). ``training_module(model)``:
+    what ``loss_terms`` calls, when not the model's own forward (a module holding the model,
+    so that DistributedDataParallel wraps the forward the loss really runs).
 
     transformers: none
     """
@@ -160,6 +162,7 @@ class TrainingTask:
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None
     save_extra: Callable[[str], None] | None = None  # writes the tokenizer beside a checkpoint
     names: tuple[str, ...] = ("loss",)
+    training_module: Callable[[nn.Module], nn.Module] | None = None
 
 
 @dataclass
@@ -224,7 +227,8 @@ class Trainer:
             raise ValueError("there are no training examples")
         self.config, self.task = config, task
         self.model = model.to(self.device)
-        self.wrapped = (nn.parallel.DistributedDataParallel(self.model) if self.world_size > 1 else self.model)
+        forward = task.training_module(self.model) if task.training_module else self.model
+        self.wrapped = nn.parallel.DistributedDataParallel(forward) if self.world_size > 1 else forward
         if config.optimizer == "google":
             self.optimizer = AdamWeightDecay(parameter_groups(self.model, config.weight_decay), lr=config.learning_rate)
             schedule = get_google_schedule
@@ -694,10 +698,22 @@ def remove_unfinished_writes(output_dir: str) -> list[str]:
     return removed
 
 
-def plot_history(history: History, path: str) -> str | None:
+#: Evaluation metrics that are baselines (what a model that learned only frequencies scores):
+#: drawn dashed, without markers, in the colour of the metric they belong beside.
+BASELINE_METRICS = {"mlm_most_frequent_token_accuracy": "mlm_mask_accuracy", "nsp_majority_accuracy": "nsp_accuracy",
+                    "majority_baseline": None}
+#: One marker per metric, so that lines that meet stay told apart.
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def plot_history(history: History, path: str, labels: dict[str, str] | None = None) -> str | None:
     """Loss (and every evaluation metric) against the step, as a PNG; None without matplotlib.
+    ``labels``: the words to show for the axes and metrics (another language's), by name.
 
     transformers: none
+
+    Each metric has its own marker, and a baseline is dashed in its metric's colour, so no
+    line hides another where they meet.
     """
     try:
         import matplotlib
@@ -708,16 +724,25 @@ def plot_history(history: History, path: str) -> str | None:
         return None
     if not history.steps:
         return None
+    words = labels or {}
     metrics = sorted({k for e in history.evaluations for k in e if k != "step"})
-    figure, axes = plt.subplots(1, 1 + bool(metrics), figsize=(10 if metrics else 5, 3.6), squeeze=False)
+    figure, axes = plt.subplots(1, 1 + bool(metrics), figsize=(11 if metrics else 5, 4), squeeze=False)
     axes[0][0].plot([s["step"] for s in history.steps], [s["loss"] for s in history.steps], lw=1)
-    axes[0][0].set(xlabel="step", ylabel="training loss", title="loss")
+    axes[0][0].set(xlabel=words.get("step", "step"), ylabel=words.get("training loss", "training loss"),
+                   title=words.get("loss", "loss"))
     if metrics:
-        for name in metrics:
+        colours: dict[str, str] = {}
+        ordered = [m for m in metrics if m not in BASELINE_METRICS] + [m for m in metrics if m in BASELINE_METRICS]
+        for index, name in enumerate(ordered):
             points = [(e["step"], e[name]) for e in history.evaluations if name in e]
-            axes[0][1].plot(*zip(*points), marker="o", label=name)
-        axes[0][1].set(xlabel="step", title="held-out evaluation")
-        axes[0][1].legend()
+            if name in BASELINE_METRICS:
+                style = dict(linestyle="--", lw=1.2, color=colours.get(BASELINE_METRICS[name] or "", "grey"))
+            else:
+                style = dict(marker=_MARKERS[index % len(_MARKERS)], markersize=5, lw=1.4)
+            line, = axes[0][1].plot(*zip(*points), label=words.get(name, name), **style)
+            colours[name] = line.get_color()
+        axes[0][1].set(xlabel=words.get("step", "step"), title=words.get("held-out evaluation", "held-out evaluation"))
+        axes[0][1].legend(fontsize=8)
     figure.tight_layout()
     try:
         with staged_file(path) as staged:

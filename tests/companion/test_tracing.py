@@ -13,7 +13,7 @@ from mini_hf_bert import BertModel
 from mini_hf_bert.commands.cli import main
 from mini_hf_bert.companion.trace_report import format_trace_report, trace_texts
 from mini_hf_bert.parity.compare import FP32_ATOL
-from mini_hf_bert.companion.tracing import first_divergence, run_with_cache, trace
+from mini_hf_bert.companion.tracing import ATTENTION_PROBABILITIES, first_divergence, run_with_cache, trace
 
 TEXT = "The cat sat on the mat."
 CHINESE = "北京是中国的首都。"
@@ -77,6 +77,26 @@ def test_unchanged_weights_agree_with_transformers_everywhere(minilm_dir):
     assert len(compared) > 6 * 15
     assert report.ok and first_divergence(report.diffs) is None
     assert max(d.max_abs_diff for d in compared) <= FP32_ATOL
+
+
+def test_attention_probabilities_are_recorded_before_dropout_and_compared(model, batch, minilm_dir):
+    """softmax is a function, so the row is the attention Dropout's input: the
+    probabilities themselves, also while training (rows sum to 1, nothing dropped)."""
+    report = trace_texts([TEXT, CHINESE], minilm_dir, compare=True)
+    rows = [d for d in report.diffs if d.record.class_name == ATTENTION_PROBABILITIES]
+    assert [d.record.path for d in rows] == [f"encoder.layer.{i}.attention.self.dropout" for i in range(6)]
+    assert all(d.compared and d.max_abs_diff <= FP32_ATOL for d in rows)
+    with torch.no_grad():
+        returned = model(**batch, output_attentions=True).attentions
+        _, t = run_with_cache(model, **batch)
+    assert all(torch.equal(t[f"encoder.layer.{i}.attention.self.dropout"], returned[i]) for i in range(6))
+    dropping = BertModel.from_pretrained(minilm_dir, attn_implementation="eager", attention_probs_dropout_prob=0.5)
+    dropping.train()
+    with torch.no_grad():
+        _, t = run_with_cache(dropping, **batch)
+    probabilities = t["encoder.layer.0.attention.self.dropout"]  # (B, N, T, T)
+    assert torch.allclose(probabilities.sum(-1), torch.ones(probabilities.shape[:-1]), atol=1e-5)
+    assert "attention probabilities" in format_trace_report(report)
 
 
 @pytest.mark.parametrize("perturbed", [

@@ -244,3 +244,23 @@ def test_name_or_path_and_a_saved_config_that_claims_no_transformers_version(min
         saved = json.load(f)
     assert "transformers_version" not in saved and "_name_or_path" not in saved and "name_or_path" not in saved
     assert saved["gradient_checkpointing"] is False  # other unknown keys are still kept
+
+
+@pytest.mark.parametrize("class_name", ["BertModel", "BertForPreTraining", "BertForSequenceClassification"])
+def test_a_transformers_3_positional_call_is_told_the_keyword_form(class_name):
+    """3.4.0's ``model(ids, mask, tt, None, None)``: the 5th is head_mask there, inputs_embeds
+    in 5.x; our forwards take four positionally and say how to write the rest."""
+    model = getattr(mini_hf_bert, class_name)(mini_hf_bert.BertConfig(
+        vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8)).eval()
+    ids = torch.tensor([[1, 2, 3]])
+    mask, segments = torch.ones_like(ids), torch.zeros_like(ids)
+    with pytest.raises(TypeError) as error:
+        model(ids, mask, segments, None, None)
+    assert str(error.value).startswith(f"{class_name}() got 5 positional arguments, but only 4 may be positional")
+    assert f"{class_name}(input_ids, attention_mask, token_type_ids, position_ids, head_mask=...)" in str(error.value)
+    with pytest.raises(TypeError, match=r"head_mask=\.\.\., inputs_embeds=\.\.\., \.\.\.\)$"):
+        model(ids, mask, segments, None, None, None, None)
+    with torch.no_grad():  # the keyword form it shows works, and four positional arguments still do
+        keyword = model(ids, mask, segments, None, head_mask=None)
+        positional = model(ids, mask, segments, None)
+    assert torch.equal(keyword[0], positional[0])

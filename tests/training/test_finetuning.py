@@ -33,7 +33,28 @@ def test_peoples_daily_tags_become_bio_entities():
     assert labels == ["B-ORG", "O", "O", "O", "O", "B-PER", "I-PER"]
     assert {l for _, ls in sentences for l in ls} == set(NER_LABELS)
     reviews = sentiment_reviews()
-    assert len(reviews) > 30_000 and {label for _, label in reviews} == {0, 1}
+    assert len(reviews) == len({text for text, _ in reviews}) > 17_000 and {label for _, label in reviews} == {0, 1}
+
+
+def test_the_chinese_test_split_is_fixed_and_never_pretrained_on():
+    """The test reviews and paragraphs are the same for every seed and size, share nothing
+    with the training side (not even a duplicate review), and pre-training never reads them."""
+    from mini_hf_bert.training.corpora import chinese_documents
+    from mini_hf_bert.training.finetuning import labelled_examples
+
+    train, test = sentiment_reviews("train"), sentiment_reviews("test")
+    assert not {t for t, _ in train} & {t for t, _ in test} and 1_500 < len(test) < 2_000
+    for task in ("sentiment", "ner"):
+        small_train, small_test = labelled_examples(task, seed=1, limit=100)
+        other_train, other_test = labelled_examples(task, seed=2, limit=None)
+        assert small_test == other_test and len(small_train) == 100 and small_train != other_train[:100]
+    ner_test = {"".join(words) for words, _ in entity_sentences("test")}
+    ner_train = {"".join(words) for words, _ in entity_sentences("train")}
+    assert len(ner_test) > 1_000 and len(ner_train) > 5 * len(ner_test)  # a tenth of the articles
+    pretraining = "".join(s for d in chinese_documents("train") for s in d)
+    long_test_paragraphs = [p for p in ner_test - ner_train if len(p) > 60]
+    assert long_test_paragraphs and not any(p in pretraining for p in long_test_paragraphs[:300])
+    assert not any(text in pretraining for text, _ in test[:300] if len(text) > 40)
 
 
 @pytest.fixture(scope="module")

@@ -109,6 +109,41 @@ def test_bad_input_is_named(tokenizer, documents, options, error, message):
         create_pretraining_instances(documents, tokenizer, **options)
 
 
+def _split_words(instances, words: set[str]) -> tuple[int, int]:
+    """(two-character words predicted whole, two-character words predicted in part)."""
+    whole = partial = 0
+    for instance in instances:
+        labels = dict(zip(instance.masked_lm_positions, instance.masked_lm_labels))
+        original = [labels.get(p, token) for p, token in enumerate(instance.tokens)]
+        for start in range(1, len(original) - 2):
+            if original[start] + original[start + 1] in words:
+                chosen = (start in labels) + (start + 1 in labels)
+                whole += chosen == 2
+                partial += chosen == 1
+    return whole, partial
+
+
+def test_chinese_whole_word_masking_masks_a_segmented_word_together():
+    """Cui et al.'s Chinese whole-word masking: a word's characters are chosen together, and
+    the instances spell the same text as the unsegmented corpus's."""
+    words = [("北京", "是", "中国", "的", "首都", "。"), ("上海", "是", "一个", "大", "城市", "。"),
+             ("我们", "喜欢", "学习", "中文", "。"), ("今天", "天气", "很", "好", "。")]
+    characters = sorted({c for sentence in words for word in sentence for c in word})
+    tokenizer = BertTokenizer(vocab={t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *characters])})
+    segmented = [words[:2], words[2:]]
+    two_character_words = {w for sentence in words for w in sentence if len(w) == 2}
+    options = dict(max_seq_length=32, masked_lm_prob=0.3, dupe_factor=20, seed=3)
+    by_word = create_pretraining_instances(segmented, tokenizer, whole_word_mask=True, **options)
+    assert all(not t.startswith("##") for i in by_word for t in i.tokens + i.masked_lm_labels)  # marks removed
+    whole, partial = _split_words(by_word, two_character_words)
+    assert whole > 20 and partial == 0, (whole, partial)
+    by_character = create_pretraining_instances(segmented, tokenizer, whole_word_mask=False, **options)
+    plain = create_pretraining_instances([["".join(s) for s in d] for d in segmented], tokenizer,
+                                         whole_word_mask=False, **options)
+    assert [i.tokens for i in by_character] == [i.tokens for i in plain]  # a segmentation alone changes nothing
+    assert _split_words(by_character, two_character_words)[1] > 0  # without whole-word masking, words split
+
+
 def test_a_corpus_file_that_is_not_utf8_is_named(tmp_path):
     path = tmp_path / "corpus.txt"
     path.write_bytes("北京是中国的首都。\n".encode("gbk"))
