@@ -47,6 +47,9 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     attention.add_argument("--max-length", type=int, metavar="N",
                            help="at most N tokens, [CLS] and [SEP] included (default: the model's positions); "
                                 "a longer text is cut, and the pictures say so")
+    attention.add_argument("--lang", choices=("auto", "en", "zh"), default="auto",
+                           help="the language of the pictures' own words (default auto: Chinese for a text that is "
+                                "mostly Chinese)")
 
     demo.set_defaults(run=run_demo)
     parity.set_defaults(run=run_parity)
@@ -92,6 +95,6 @@ def run_attention(args: argparse.Namespace) -> int:
     from ..companion.visualize import draw_attention
 
     for written in draw_attention(args.text, args.checkpoint, args.layer, args.head, args.out,
-                                  args.html, args.pair, args.max_length):
+                                  args.html, args.pair, args.max_length, args.lang):
         print(f"wrote {written}")
     return 0

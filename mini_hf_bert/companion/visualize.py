@@ -240,11 +240,22 @@ def _quiet_font_manager() -> Iterator[None]:
         font_logger.setLevel(level)
 
 
-def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str | os.PathLike) -> str:
+#: The picture's words, by language ("auto": the tokens' language, as the page's).
+PICTURE_WORDS = {
+    "en": {"title": "attention probabilities softmax(QKᵀ/√D + M)", "rows": "each row sums to 1",
+           "panel": "layer {l}, head {h}", "key": "key (attended to)", "query": "query (attending)"},
+    "zh": {"title": "注意力概率 softmax(QKᵀ/√D + M)", "rows": "每行之和为 1",
+           "panel": "第 {l} 层，第 {h} 个头", "key": "键（被关注的 token）", "query": "查询（发出关注的 token）"},
+}
+
+
+def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str | os.PathLike,
+                   language: str = "auto") -> str:
     """Draw one head (``head`` given) or all heads of ``layer`` (a grid) to a PNG file.
 
     Each map is (T, T): row i is query token i, column j key token j, the colour the
-    probability that i attends to j (each row sums to 1).
+    probability that i attends to j (each row sums to 1). ``language``: of the labels,
+    "en", "zh" or "auto" (the tokens').
 
     Returns:
         The path written.
@@ -253,6 +264,10 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
     out = os.fspath(out)
     if not out.lower().endswith(".png"):
         raise ValueError(f"--out {out}: give a .png file name")
+    if language not in PAGE_LANGUAGES:
+        raise ValueError(f"--lang {language!r}: expected one of {', '.join(PAGE_LANGUAGES)}")
+    text = "".join(t for t in maps.tokens if not (t.startswith("[") and t.endswith("]")))  # [CLS], [UNK]: no language
+    words = PICTURE_WORDS[page_language(text) if language == "auto" else language]
     plt = _matplotlib()
     probs = maps.attentions[layer]  # (N, T, T)
     tokens = maps.tokens
@@ -261,10 +276,10 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
     columns = 1 if head is not None else min(4, len(heads))
     rows = math.ceil(len(heads) / columns)
     cell = max(3.0 if head is None else 4.8, 0.28 * size + 1.2)  # inches per map: room for the token labels
-    title = "attention probabilities softmax(QKᵀ/√D + M)" + ("\n" if head is not None else ": ") + "each row sums to 1"
+    title = words["title"] + ("\n" if head is not None else ": ") + words["rows"]
     if maps.truncation_note is not None:
         title += f"\n({maps.truncation_note})"
-    with _quiet_font_manager(), cjk_font_family("".join(tokens)) as cjk, \
+    with _quiet_font_manager(), cjk_font_family("".join(tokens) + "".join(words.values())) as cjk, \
             plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
         fig, axes = plt.subplots(rows, columns, figsize=(cell * columns, cell * rows + 0.6), squeeze=False)
         for ax in axes.flat[len(heads):]:
@@ -274,11 +289,11 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
             image = ax.imshow(probs[h].numpy(), cmap="Blues", vmin=0.0, vmax=1.0)
             if head is not None:
                 fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-            ax.set_title(f"layer {layer}, head {h}", fontsize=10)
+            ax.set_title(words["panel"].format(l=layer, h=h), fontsize=10)
             ax.set_xticks(range(size), tokens, rotation=90, fontsize=label_size)
             ax.set_yticks(range(size), tokens, fontsize=label_size)
-            ax.set_xlabel("key (attended to)", fontsize=8)
-            ax.set_ylabel("query (attending)", fontsize=8)
+            ax.set_xlabel(words["key"], fontsize=8)
+            ax.set_ylabel(words["query"], fontsize=8)
         fig.suptitle(title, fontsize=11)
         fig.tight_layout(rect=(0, 0, 1, 0.97))
         try:
@@ -294,11 +309,11 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
 # --------------------------------------------------------------------------------------
 
 _HTML = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>mini_hf_bert attention: __TITLE__</title>
+<html lang="__LANG__"><head><meta charset="utf-8">
+<title>mini_hf_bert __ATTENTION__: __TITLE__</title>
 <style>
 __FONT_FACE__
-body { font-family: system-ui, "__FONT_FAMILY__", "Noto Sans CJK SC", "Microsoft YaHei", "PingFang SC", sans-serif; margin: 16px; color: #222; }
+body { font-family: "__FONT_FAMILY__", system-ui, "Noto Sans CJK SC", "Microsoft YaHei", "PingFang SC", sans-serif; margin: 16px; color: #222; }
 h1 { font-size: 18px; } h2 { font-size: 15px; margin-top: 24px; }
 .controls { margin: 8px 0; } .controls label { margin-right: 12px; }
 .head-box { display: inline-block; width: 16px; height: 16px; margin: 0 2px; cursor: pointer; border: 2px solid transparent; vertical-align: middle; }
@@ -309,16 +324,15 @@ h1 { font-size: 18px; } h2 { font-size: 15px; margin-top: 24px; }
 .axis { font-size: 11px; color: #666; }
 .note { font-size: 13px; color: #a33; }
 </style></head><body>
-<h1>Attention: __TITLE__</h1>
-<p class="axis">Each layer and head: softmax(QK&#7488;/&radic;D + M), query token on the left, key token on the right.
-Data embedded in this file; it loads nothing from the network.</p>
+<h1>__ATTENTION_TITLE__: __TITLE__</h1>
+<p class="axis">__FORMULA__</p>
 __NOTE__
-<h2>Head view</h2>
-<div class="controls"><label>Layer <select id="layer"></select></label>
-<span id="heads"></span> <span class="axis">(click a colour to show or hide that head; hover a token to see only its lines)</span></div>
+<h2>__HEAD_VIEW__</h2>
+<div class="controls"><label>__LAYER__ <select id="layer"></select></label>
+<span id="heads"></span> <span class="axis">__HEAD_HINT__</span></div>
 <svg id="head-view" xmlns="http://www.w3.org/2000/svg"></svg>
-<h2>Model view</h2>
-<p class="axis">Rows: layers 0..L-1; columns: heads 0..N-1. Click a thumbnail to open it in the head view.</p>
+<h2>__MODEL_VIEW__</h2>
+<p class="axis">__MODEL_HINT__</p>
 <div id="model-view"></div>
 <script id="attention-data" type="application/json">__DATA__</script>
 <script>
@@ -338,7 +352,7 @@ __NOTE__
   var headsSpan = document.getElementById("heads");
   colors.forEach(function (color, h) {
     var box = document.createElement("span");
-    box.className = "head-box"; box.style.background = color; box.title = "head " + h;
+    box.className = "head-box"; box.style.background = color; box.title = data.words.head.replace("{h}", h);
     box.onclick = function () { shown[h] = !shown[h]; box.classList.toggle("off", !shown[h]); drawHeads(); };
     headsSpan.appendChild(box);
   });
@@ -389,7 +403,7 @@ __NOTE__
   for (var layer = 0; layer < L; layer++) {
     for (var head = 0; head < N; head++) {
       var canvas = document.createElement("canvas");
-      canvas.width = cell; canvas.height = cell; canvas.title = "layer " + layer + ", head " + head;
+      canvas.width = cell; canvas.height = cell; canvas.title = data.words.layer_head.replace("{l}", layer).replace("{h}", head);
       var ctx = canvas.getContext("2d"), size = cell / T;
       for (var q2 = 0; q2 < T; q2++) {
         for (var k2 = 0; k2 < T; k2++) {
@@ -414,7 +428,40 @@ __NOTE__
 """
 
 
-def attention_html(maps: AttentionMaps, title: str, layer: int = 0) -> str:
+#: The page's own words, by language. Markup in them is the template's (entities), never text's.
+PAGE_WORDS = {
+    "en": {"LANG": "en", "ATTENTION": "attention", "ATTENTION_TITLE": "Attention",
+           "FORMULA": "Each layer and head: softmax(QK&#7488;/&radic;D + M), query token on the left, key token on "
+                      "the right. Data embedded in this file; it loads nothing from the network.",
+           "HEAD_VIEW": "Head view", "LAYER": "Layer",
+           "HEAD_HINT": "(click a colour to show or hide that head; hover a token to see only its lines)",
+           "MODEL_VIEW": "Model view",
+           "MODEL_HINT": "Rows: layers 0..L-1; columns: heads 0..N-1. Click a thumbnail to open it in the head view.",
+           "TRUNCATED": "Truncated", "head": "head {h}", "layer_head": "layer {l}, head {h}"},
+    "zh": {"LANG": "zh-CN", "ATTENTION": "注意力", "ATTENTION_TITLE": "注意力",
+           "FORMULA": "每层、每个头：softmax(QK&#7488;/&radic;D + M)，左边是查询 token，右边是键 token。"
+                      "数据都嵌在这个文件里，不从网络加载任何东西。",
+           "HEAD_VIEW": "头视图", "LAYER": "层",
+           "HEAD_HINT": "（点击颜色块显示或隐藏该头；鼠标停在左侧某个 token 上，只看它的连线）",
+           "MODEL_VIEW": "模型视图",
+           "MODEL_HINT": "行：第 0..L-1 层；列：第 0..N-1 个头。点击缩略图，在头视图中打开它。",
+           "TRUNCATED": "已截断", "head": "第 {h} 个头", "layer_head": "第 {l} 层，第 {h} 个头"},
+}
+PAGE_LANGUAGES = ("auto", *PAGE_WORDS)
+#: The ranges the embedded CJK font serves (CSS unicode-range): CJK radicals to ideographs,
+#: compatibility ideographs, vertical and small forms, full-width forms, extension B and on.
+#: Every other character stays in the system's font, so Latin text looks as it always does.
+_CJK_UNICODE_RANGE = "U+2E80-9FFF, U+F900-FAFF, U+FE30-FE4F, U+FF00-FFEF, U+20000-2FA1F"
+
+
+def page_language(text: str) -> str:
+    """"zh" when ``text`` holds at least as many CJK ideographs as Latin letters, else "en"."""
+    cjk = sum(1 for c in text if "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf")
+    latin = sum(1 for c in text if c.isascii() and c.isalpha())
+    return "zh" if cjk and cjk >= latin else "en"
+
+
+def attention_html(maps: AttentionMaps, title: str, layer: int = 0, language: str = "auto") -> str:
     """A self-contained page: head view and model view of ``maps``, data inline.
 
     The page references no URL: no script, style sheet, font or image is fetched, so it
@@ -429,32 +476,44 @@ def attention_html(maps: AttentionMaps, title: str, layer: int = 0) -> str:
     token as text (``textContent``).
     """
     _check_layer_head(maps, layer, None)
+    if language not in PAGE_LANGUAGES:
+        raise ValueError(f"--lang {language!r}: expected one of {', '.join(PAGE_LANGUAGES)}")
+    words = PAGE_WORDS[page_language(title) if language == "auto" else language]
     data = {
         "tokens": maps.tokens,
         "layer": layer,
+        "words": {"head": words["head"], "layer_head": words["layer_head"]},
         # Rounded to 4 decimals: a 4x smaller file, and no picture can show the difference.
         "attention": [[[[round(p, 4) for p in row] for row in head] for head in probs.tolist()]
                       for probs in maps.attentions],  # [layer][head][query][key]
     }
     face = ""
-    if _packaged_cjk_font() is not None and any(ord(c) > 0x2E7F for c in title + "".join(maps.tokens)):
+    shown = title + "".join(maps.tokens) + "".join(v for k, v in words.items() if k.isupper())
+    if _packaged_cjk_font() is not None and any(ord(c) > 0x2E7F for c in shown):
         # The page's CJK characters, as a font inside the page (a data: URL, never
-        # fetched): the tokens read as Chinese even where the system has no CJK font.
-        font = base64.b64encode(cjk_font_subset(title + "".join(maps.tokens))).decode("ascii")
-        face = f"@font-face {{ font-family: '{PACKAGED_FAMILY}'; src: url(data:font/otf;base64,{font}); }}"
+        # fetched): title, tokens and the page's words read as Chinese even where the
+        # system has no CJK font. The family comes first in the page's font list and
+        # serves only CJK code points (unicode-range): a browser that meets a CJK
+        # character in a family listed earlier (system-ui) asks the system for a
+        # fallback there, and finds none.
+        font = base64.b64encode(cjk_font_subset(shown)).decode("ascii")
+        face = (f"@font-face {{ font-family: '{PACKAGED_FAMILY}'; src: url(data:font/otf;base64,{font}); "
+                f"unicode-range: {_CJK_UNICODE_RANGE}; }}")
     note = maps.truncation_note
     values = {
+        **{k: v for k, v in words.items() if k.isupper()},
         "FONT_FACE": face,
         "FONT_FAMILY": PACKAGED_FAMILY,
         "TITLE": html.escape(title),
-        "NOTE": "" if note is None else f'<p class="note" id="truncated">Truncated: {html.escape(note)}.</p>',
+        "NOTE": "" if note is None else f'<p class="note" id="truncated">{words["TRUNCATED"]}: {html.escape(note)}.</p>',
         "DATA": script_json(data),
     }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _HTML)
 
 
 #: The template's placeholders, each replaced once, in one pass over the template.
-_PLACEHOLDER = re.compile(r"__(FONT_FACE|FONT_FAMILY|TITLE|NOTE|DATA)__")
+_PLACEHOLDER = re.compile(r"__(FONT_FACE|FONT_FAMILY|TITLE|NOTE|DATA|LANG|ATTENTION_TITLE|ATTENTION|FORMULA|HEAD_VIEW|"
+                          r"LAYER|HEAD_HINT|MODEL_VIEW|MODEL_HINT)__")
 #: What JSON inside a <script> element must not hold literally: "</script" or "<!--"
 #: would end or derail the element, and U+2028/9 end a line in older JavaScript.
 _SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
@@ -467,11 +526,12 @@ def script_json(value) -> str:
     return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
 
 
-def write_attention_html(maps: AttentionMaps, title: str, out: str | os.PathLike, layer: int = 0) -> str:
+def write_attention_html(maps: AttentionMaps, title: str, out: str | os.PathLike, layer: int = 0,
+                         language: str = "auto") -> str:
     out = os.fspath(out)
     if not out.lower().endswith((".html", ".htm")):
         raise ValueError(f"--html {out}: give a .html file name")
-    page = attention_html(maps, title, layer)
+    page = attention_html(maps, title, layer, language)
     write_text(out, page)
     return out
 
@@ -499,6 +559,7 @@ def draw_attention(
     html_out: str | None = None,
     text_pair: str | None = None,
     max_length: int | None = None,
+    language: str = "auto",
 ) -> list[str]:
     """The attention picture(s) of one text: a PNG (``out``) and/or an offline HTML page
     (``html_out``), of at most ``max_length`` tokens (default: the model's positions; a
@@ -512,7 +573,8 @@ def draw_attention(
     maps = attention_for_text(model, tokenizer, text, text_pair, max_length)
     written = []
     if out is not None:
-        written.append(plot_attention(maps, layer, head, out))
+        written.append(plot_attention(maps, layer, head, out, language))
     if html_out is not None:
-        written.append(write_attention_html(maps, text if text_pair is None else f"{text} / {text_pair}", html_out, layer))
+        title = text if text_pair is None else f"{text} / {text_pair}"
+        written.append(write_attention_html(maps, title, html_out, layer, language))
     return written

@@ -134,6 +134,55 @@ def test_html_renders_offline_in_headless_chromium(maps, tmp_path):
     _not_blank(shot)
 
 
+def _hidden_system_fonts(tmp_path) -> dict:
+    """An environment in which Chromium sees one font, matplotlib's DejaVu Sans (Latin and
+    Greek, no Chinese): as on a machine with no CJK font installed."""
+    import matplotlib
+
+    fonts = tmp_path / "fonts"
+    fonts.mkdir()
+    shutil.copy(os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSans.ttf"), fonts)
+    config = tmp_path / "fonts.conf"
+    config.write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig><dir>{fonts}</dir>'
+                      f'<cachedir>{tmp_path / "font-cache"}</cachedir></fontconfig>')
+    return dict(os.environ, FONTCONFIG_FILE=str(config))
+
+
+def _heading(browser: str, page: str, tmp_path, name: str, env: dict) -> Image.Image:
+    """The top of the page (its <h1>), as Chromium draws it."""
+    path = tmp_path / f"{name}.html"
+    path.write_text(page, encoding="utf-8")
+    shot = tmp_path / f"{name}.png"
+    run = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                          "--virtual-time-budget=5000", "--window-size=700,60", f"--screenshot={shot}", path.as_uri()],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0 and shot.exists(), run.stderr[-2000:]
+    return Image.open(shot).convert("L").crop((0, 0, 700, 50))
+
+
+def test_a_chinese_page_speaks_chinese_and_draws_its_title_from_the_embedded_font(maps, tmp_path):
+    """With no CJK font on the system, the <h1> (page words and title) must still draw as
+    Chinese glyphs: two different titles draw differently, and the page with its embedded
+    font differs from the same page without it (where every character is the same box)."""
+    chinese = attention_html(maps, "北京是中国的首都", layer=0)
+    assert '<html lang="zh-CN">' in chinese and "<h2>头视图</h2>" in chinese and "unicode-range" in chinese
+    assert '<html lang="en">' in attention_html(maps, "The cat sat on the mat.", layer=0)
+    assert "<h2>Head view</h2>" in attention_html(maps, "北京是中国的首都", layer=0, language="en")
+    if NO_BROWSER:
+        pytest.skip("MINI_HF_BERT_NO_BROWSER=1")
+    browser = _chromium()
+    assert browser, "no headless Chromium: `make browser` installs it"
+    env = _hidden_system_fonts(tmp_path)
+    beijing = _heading(browser, chinese, tmp_path, "beijing", env)
+    weather = _heading(browser, attention_html(maps, "今天天气很好我们", layer=0), tmp_path, "weather", env)
+    boxes = _heading(browser, re.sub(r"@font-face \{[^}]*\}", "", chinese), tmp_path, "boxes", env)
+    assert beijing.tobytes() != weather.tobytes()  # the title's own glyphs
+    assert beijing.tobytes() != boxes.tobytes()  # the embedded font is what draws them
+    box_a = _heading(browser, re.sub(r"@font-face \{[^}]*\}", "", attention_html(maps, "今天天气很好我们", layer=0)),
+                     tmp_path, "boxes2", env)
+    assert box_a.tobytes() == boxes.tobytes()  # the check can fail: without the font, all boxes
+
+
 #: Tokens that are markup: each would run script, end the data script or comment it out if
 #: it reached the page as markup (finding 1 of issue 19).
 HOSTILE = ["<!--<script>", "<img src=x onerror=\"document.title='pwned'\">",
