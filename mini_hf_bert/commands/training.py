@@ -11,7 +11,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     show = commands.add_parser("show-instances", parents=[common],
                                help="a few pre-training instances (Google's create_pretraining_data), masks marked")
     show.add_argument("corpus", help="a text file in Google's format (one sentence per line, a blank line between "
-                                     "documents), or a named corpus: peoples-daily, english")
+                                     "documents), or a named corpus: chinese, peoples-daily, english")
     show.add_argument("--vocab", "--checkpoint", dest="vocab", metavar="SRC",
                       help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form "
                            "(default: all-MiniLM-L6-v2's uncased vocabulary)")
@@ -20,12 +20,14 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     show.add_argument("--masked-lm-prob", type=float, default=0.15)
     show.add_argument("--max-predictions-per-seq", type=int, default=20)
     show.add_argument("--short-seq-prob", type=float, default=0.1)
-    show.add_argument("--whole-word-mask", action="store_true", help="mask all pieces of a word together")
+    show.add_argument("--whole-word-mask", action="store_true",
+                      help="mask all pieces of a word together (on the Chinese corpora, all characters of a word)")
     show.add_argument("--seed", type=int, default=12345)
 
     pretrain = commands.add_parser("pretrain", parents=[common],
                                    help="pre-train a small BERT from scratch (MLM + NSP); runs under torchrun too")
-    pretrain.add_argument("corpus", help="a text file in Google's format, or a named corpus: peoples-daily, english")
+    pretrain.add_argument("corpus", help="a text file in Google's format, or a named corpus: chinese (People's Daily + "
+                                         "the shopping reviews, less the fixed test split), peoples-daily, english")
     pretrain.add_argument("output_dir", help="where checkpoints, vocab.txt, log.jsonl and training_curves.png go")
     pretrain.add_argument("--vocab", metavar="SRC", help="a vocab.txt or tokenizer directory (default: build one "
                                                           "from the training documents, see --build-vocab)")
@@ -91,7 +93,8 @@ def run_show_instances(args: argparse.Namespace) -> int:
         raise ValueError(f"--count must be at least 1, got {args.count}")
     tokenizer = tokenizer_for(args.vocab)
     instances = pretraining_data.create_pretraining_instances(
-        pretraining_data.load_corpus(args.corpus), tokenizer, max_seq_length=args.max_seq_length,
+        pretraining_data.load_corpus(args.corpus, segmented=args.whole_word_mask), tokenizer,
+        max_seq_length=args.max_seq_length,
         short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
         max_predictions_per_seq=args.max_predictions_per_seq, dupe_factor=1,
         whole_word_mask=args.whole_word_mask, seed=args.seed)

@@ -402,18 +402,19 @@ NAMED_CORPORA = ("chinese", "peoples-daily", "english")
 FIXED_SPLIT_CORPORA = {"chinese": "chinese_documents", "peoples-daily": "peoples_daily_documents"}
 
 
-def load_corpus(corpus: str) -> list[list[str]]:
+def load_corpus(corpus: str, segmented: bool = False) -> list[list]:
     """A named corpus (``NAMED_CORPORA``) or a file in Google's format -> documents.
+    ``segmented``: the Chinese corpora's sentences as tuples of words (whole-word masking).
 
     transformers: none
     """
     from . import corpora
 
-    if corpus == "chinese":
-        return corpora.chinese_documents("train") + corpora.chinese_documents("test")
-    if corpus == "peoples-daily":
-        return corpora.peoples_daily_documents()
-    if corpus == "english":
+    if corpus == "chinese" and not os.path.exists(corpus):
+        return corpora.chinese_documents("train", segmented) + corpora.chinese_documents("test", segmented)
+    if corpus == "peoples-daily" and not os.path.exists(corpus):
+        return corpora.peoples_daily_documents(segmented=segmented)
+    if corpus == "english" and not os.path.exists(corpus):
         return corpora.english_documents()
     if not os.path.exists(corpus):
         raise FileNotFoundError(f"{corpus}: no such corpus file (or one of the named corpora: {', '.join(NAMED_CORPORA)})")
