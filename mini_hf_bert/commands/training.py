@@ -58,7 +58,14 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     pretrain.add_argument("--dropout", type=float, default=0.1, help="hidden and attention dropout (BERT: 0.1)")
     pretrain.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     pretrain.add_argument("--no-progress", action="store_true")
-    pretrain.add_argument("--bf16", action="store_true", help="compute in bfloat16 (autocast; fp32 weights), e.g. on a GPU")
+    pretrain.add_argument("--bf16", action="store_true",
+                          help="compute in bfloat16 (autocast; fp32 weights): on a GPU, or a CPU with AMX or AVX512-BF16")
+    pretrain.add_argument("--init-checkpoint", metavar="SRC",
+                          help="start from this BertForPreTraining (and its vocabulary) instead of random weights: "
+                               "Google's second phase at a longer --max-seq-length (its --size is the checkpoint's)")
+    pretrain.add_argument("--max-position-embeddings", type=int, metavar="N",
+                          help="positions the new model has (default: --max-seq-length); a first phase at a short "
+                               "length gives the final length here")
 
     finetune = commands.add_parser("finetune", parents=[common],
                                    help="fine-tune CHECKPOINT on sentiment (shopping reviews) or ner (People's Daily), "
@@ -116,7 +123,9 @@ def run_pretrain(args: argparse.Namespace) -> int:
                        learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
                        whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
                        resume=args.resume, progress=not args.no_progress, dropout=args.dropout,
-                       build_vocab=args.build_vocab, vocab_size=args.vocab_size, bf16=args.bf16, **chosen)
+                       build_vocab=args.build_vocab, vocab_size=args.vocab_size, bf16=args.bf16,
+                       init_checkpoint=args.init_checkpoint, max_position_embeddings=args.max_position_embeddings,
+                       **chosen)
     if trainer.rank == 0:
         last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
         print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()

@@ -135,3 +135,26 @@ def test_an_output_directory_that_could_destroy_an_input_is_refused(tmp_path, ca
     assert "exists and is not empty; pass --resume" in capsys.readouterr().err
     assert (tmp_path / "used" / "model.safetensors").read_bytes() == b"earlier work"
     assert corpus.read_bytes() == open(ZH, "rb").read()
+
+
+def test_a_second_phase_starts_from_the_first(tmp_path, capsys):
+    """Google's two phases: a short length first, with room for the final length's
+    positions, then the final length from its weights and vocabulary (--init-checkpoint)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["pretrain", ZH, str(first), *SMALL, "--max-steps", "2", "--save-every", "2",
+                 "--max-seq-length", "16", "--max-position-embeddings", "32"]) == 0
+    assert main(["pretrain", ZH, str(second), *SMALL, "--max-steps", "2", "--save-every", "1",
+                 "--max-seq-length", "32", "--init-checkpoint", str(first)]) == 0
+    start, end, before = _weights(second / "checkpoint-1"), _weights(second), _weights(first)
+    assert (second / "vocab.txt").read_bytes() == (first / "vocab.txt").read_bytes()
+    assert start.keys() == before.keys() and all(start[k].shape == before[k].shape for k in start)
+    assert not torch.equal(start["bert.encoder.layer.0.output.dense.weight"], end["bert.encoder.layer.0.output.dense.weight"])
+    # one step from the first phase's weights: close to them, far closer than a fresh model is
+    moved = max(float((start[k] - before[k]).abs().max()) for k in start)
+    assert 0 < moved < 0.05, moved
+    capsys.readouterr()
+    assert main(["pretrain", ZH, str(tmp_path / "third"), *SMALL, "--max-seq-length", "64",
+                 "--init-checkpoint", str(first)]) == 2
+    assert "it has 32 positions, fewer than max_seq_length=64" in capsys.readouterr().err
+    assert main(["pretrain", ZH, str(tmp_path / "fourth"), *SMALL, "--max-position-embeddings", "16"]) == 2
+    assert "max_position_embeddings=16 is less than max_seq_length=32" in capsys.readouterr().err
