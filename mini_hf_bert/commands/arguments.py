@@ -6,7 +6,18 @@ import argparse
 import re
 
 #: What a SRC argument accepts.
-ANY_FORM = "any form from_pretrained reads: an HF or Google directory, a prefix (.../bert_model.ckpt), a .zip, a hub id"
+ANY_FORM = ("any form from_pretrained reads: an HF or Google directory, a prefix (.../bert_model.ckpt), a .zip, a hub id; "
+            "or zh, the Chinese BERT shipped with mini_hf_bert")
+
+
+def checkpoint_source(text: str) -> str:
+    """A SRC argument: ``zh`` is the shipped Chinese BERT's directory; the rest as given."""
+    from ..checkpoints.bundled import resolve_named_checkpoint
+
+    try:
+        return resolve_named_checkpoint(text)
+    except FileNotFoundError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def boolean(text: str) -> bool:

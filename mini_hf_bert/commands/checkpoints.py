@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import ANY_FORM, boolean
+from .arguments import ANY_FORM, boolean, checkpoint_source
 
 
 def add_commands(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     convert = commands.add_parser("convert", parents=[common],
                                   help="write an HF directory (config.json, model.safetensors, tokenizer) from any checkpoint form")
-    convert.add_argument("src", help=ANY_FORM)
+    convert.add_argument("src", type=checkpoint_source, help=ANY_FORM)
     convert.add_argument("dst", nargs="?", help="output directory (omit with --inspect to only list)")
     convert.add_argument("--inspect", action="store_true", help="list every tensor: name, shape, dtype and where it maps")
     convert.add_argument("--config", metavar="FILE", help="config file to use instead of the one beside SRC")
@@ -22,7 +22,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
 
     inspect = commands.add_parser("inspect", parents=[common],
                                   help="which official checkpoint SRC is (by fingerprint), or its inferred architecture")
-    inspect.add_argument("src", help=ANY_FORM)
+    inspect.add_argument("src", type=checkpoint_source, help=ANY_FORM)
     inspect.add_argument("--tensors", action="store_true", help="also list every tensor: name, shape, dtype and where it maps")
     inspect.add_argument("--no-progress", action="store_true", help="no progress bar while hashing large files")
 

