@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from mini_hf_bert import BertConfig, BertForMaskedLM, BertTokenizer
-from mini_hf_bert.training.count_model import (
+from mini_hf_bert.training.mask_benchmark import (
     EDGE,
     CountModel,
     MaskedSentence,
@@ -72,3 +72,23 @@ def test_bert_guesser_reads_the_logits_at_the_mask():
     guesses = bert_guesser(model, tokenizer, 2)(items)
     assert guesses == [["丁", "乙"], ["丁", "乙"]]
     assert top_k_accuracy(bert_guesser(model, tokenizer, 2), [MaskedSentence(tuple("甲丁丙"), 1)], k=2)["top1"] == 1.0
+
+
+def test_masked_character_accuracy_and_unk_rate():
+    from mini_hf_bert.training.mask_benchmark import masked_character_accuracy, unk_rate
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"甲乙丙丁"]
+    tokenizer = BertTokenizer(vocab={t: i for i, t in enumerate(vocab)})
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1,
+                                       num_attention_heads=2, intermediate_size=32)).eval()
+    with torch.no_grad():  # always 甲, then 乙
+        model.cls.predictions.bias.zero_()
+        model.cls.predictions.bias[vocab.index("甲")] = 100.0
+        model.cls.predictions.bias[vocab.index("乙")] = 50.0
+    sentences = ["甲甲甲甲甲甲甲甲甲甲", "乙乙乙乙乙乙乙乙乙乙", "丙丙丙丙丙丙丙丙丙丙", "短"]
+    result = masked_character_accuracy(model, tokenizer, sentences, mask_share=0.2, seed=0, k=2)
+    assert result["positions"] == 6  # 2 of 10 in each of the three long sentences; the short one is left out
+    assert result["top1"] == pytest.approx(2 / 6) and result["top2"] == pytest.approx(4 / 6)
+    assert result["commonest_character_guess"] == pytest.approx(2 / 6)
+    assert unk_rate(tokenizer, ["甲乙猫", "丙丁"]) == pytest.approx(1 / 5)

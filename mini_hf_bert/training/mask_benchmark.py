@@ -1,5 +1,5 @@
-"""The bar a pre-trained BERT must clear: guess a masked character from its neighbours'
-counts, with no neural network.
+"""How well a Chinese masked-LM fills in characters, and the bar it must clear: a model
+that guesses a masked character from its neighbours' counts, with no neural network.
 
     one masked character:   北 京 是 中 国 的 [MASK] 都 。
                                         left ─┘      └─ right
@@ -13,7 +13,9 @@ that does not beat this model has learned nothing a transformer was needed for.
 
 ``masked_sentences`` makes the test: held-out sentences, one character in each replaced by
 [MASK]; ``top_k_accuracy`` scores any guesser on it, this model or a BERT
-(``bert_guesser``).
+(``bert_guesser``). ``masked_character_accuracy`` is pre-training's own task on held-out
+text (15% of the characters masked at once, [MASK] positions only), and ``unk_rate``
+how much of a text a vocabulary cannot spell.
 """
 
 from __future__ import annotations
@@ -169,3 +171,60 @@ def top_k_accuracy(guesser: Callable[[list[MaskedSentence]], list[list[str]]], i
             top1 += bool(guesses) and guesses[0] == item.answer
             topk += item.answer in guesses[:k]
     return {"top1": top1 / len(items), f"top{k}": topk / len(items)}
+
+
+def masked_character_accuracy(model: torch.nn.Module, tokenizer: BertTokenizer, sentences: Sequence[str],
+                              mask_share: float = 0.15, seed: int = 0, k: int = DEFAULT_TOP_K) -> dict[str, float]:
+    """Top-1 and top-k at positions replaced by [MASK]: ``mask_share`` of each held-out
+    sentence's Chinese characters (at least one) masked at once, as in pre-training but
+    without its 10% kept and 10% random tokens; and the accuracy of always guessing the
+    commonest masked character (of these positions).
+
+    transformers: none
+    """
+    rng = random.Random(seed)
+    hits = top = total = 0
+    answers: Counter[str] = Counter()
+    rows = []
+    for sentence in sentences:
+        tokens = tokenizer.tokenize(sentence)
+        if not MIN_SENTENCE_TOKENS <= len(tokens) <= MAX_SENTENCE_TOKENS:
+            continue
+        candidates = [i for i, t in enumerate(tokens) if len(t) == 1 and _is_chinese_char(ord(t))]
+        if candidates:
+            rows.append((tokens, sorted(rng.sample(candidates, max(1, round(mask_share * len(candidates)))))))
+    if not rows:
+        raise ValueError("no held-out sentence to mask")
+    for start in range(0, len(rows), BERT_BATCH_SIZE):
+        batch = rows[start:start + BERT_BATCH_SIZE]
+        width = max(len(tokens) for tokens, _ in batch) + 2
+        ids = torch.full((len(batch), width), tokenizer.pad_token_id, dtype=torch.long)
+        for row, (tokens, positions) in enumerate(batch):
+            ids[row, :len(tokens) + 2] = torch.tensor(tokenizer.convert_tokens_to_ids(["[CLS]", *tokens, "[SEP]"]))
+            ids[row, [p + 1 for p in positions]] = tokenizer.mask_token_id
+        with torch.no_grad():
+            out = model(input_ids=ids, attention_mask=(ids != tokenizer.pad_token_id).long(),
+                        token_type_ids=torch.zeros_like(ids))
+        logits = out.prediction_logits if hasattr(out, "prediction_logits") else out.logits  # (B, T, V)
+        for row, (tokens, positions) in enumerate(batch):
+            gold = torch.tensor(tokenizer.convert_tokens_to_ids([tokens[p] for p in positions]))  # (M,)
+            best = logits[row, [p + 1 for p in positions]].topk(k, dim=-1).indices  # (M, k)
+            hits += int((best[:, 0] == gold).sum())
+            top += int((best == gold[:, None]).any(-1).sum())
+            total += len(positions)
+            answers.update(tokens[p] for p in positions)
+    return {"top1": hits / total, f"top{k}": top / total, "positions": total,
+            "commonest_character_guess": answers.most_common(1)[0][1] / total}
+
+
+def unk_rate(tokenizer: BertTokenizer, sentences: Iterable[str]) -> float:
+    """The share of ``sentences``' tokens that are [UNK].
+
+    transformers: none
+    """
+    unknown = total = 0
+    for sentence in sentences:
+        tokens = tokenizer.tokenize(sentence)
+        unknown += sum(token == tokenizer.unk_token for token in tokens)
+        total += len(tokens)
+    return unknown / max(total, 1)
