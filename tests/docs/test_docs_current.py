@@ -188,10 +188,11 @@ def test_training_results_doc_was_measured_with_the_current_code():
         "the training code or its report changed since docs/training_results.md was measured: "
         "run .venv/bin/python tools/training_report.py (about 15 minutes)"
     )
-    # What the doc must show: held-out MLM accuracy above the frequencies-only guess by the last
-    # evaluation, and fine-tuning from the pre-trained model at least as good as the majority class.
-    rows = re.findall(r"^\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
-    assert rows and float(rows[-1][1]) > float(rows[-1][2]), rows
+    # What the doc must show: Google's mixed MLM accuracy above the frequencies-only guess by the
+    # last evaluation (the copied 10%), and fine-tuning from the pre-trained model at least as good
+    # as the majority class.
+    rows = re.findall(r"^\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
+    assert rows and float(rows[-1][1]) > float(rows[-1][3]), rows
     sentiment = re.search(r"^\| sentiment .*? \| accuracy \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
     assert sentiment and float(sentiment.group(1)) >= float(sentiment.group(3)), sentiment
 
