@@ -1,0 +1,95 @@
+"""What breaks the plateau: short `pretrain` runs that change one thing each, and when
+their held-out MLM accuracy at [MASK] positions leaves the commonest-character guess.
+
+    .venv/bin/python tools/pretraining_study.py                      # ~1 hour on 2 cores
+    .venv/bin/python tools/pretraining_study.py --only baseline wwm  # some of the runs
+
+Every run is ``pretrain`` (the library function the command calls) on People's Daily less
+the fixed test split, BERT-Tiny's shape scaled down (``--size tiny``: 2 layers x 128), for
+the same number of tokens, evaluated every ``EVAL_TOKENS`` tokens. The baseline is the
+calibration run of the issue, scaled: length 128, batch 32, learning rate 1e-3, warm-up
+100 steps, AdamW, Google's static masks. Each other run changes one setting.
+
+Writes docs/training/plateau_study.json (each run's evaluations, by tokens seen), which
+tools/training_report.py turns into the table and the figure of docs/training_results.md.
+A finished run is kept in the JSON and not run again; delete the file to start over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
+
+OUT = os.path.join(ROOT, "docs", "training", "plateau_study.json")
+#: Tokens each run reads (instances x length), and how often it is evaluated.
+TOKENS = 4_096_000
+EVAL_TOKENS = 409_600
+BASELINE = dict(size="tiny", max_seq_length=128, batch_size=32, learning_rate=1e-3, warmup_steps=100,
+                optimizer="adamw", dupe_factor=2, dropout=0.1, whole_word_mask=False, dynamic_masking=False)
+#: Each run: what it is called, what it changes, and why it is in the study.
+RUNS = {
+    "baseline": ({}, "length 128, batch 32, lr 1e-3, warm-up 100, AdamW, static masks"),
+    "lr-3e-4": (dict(learning_rate=3e-4), "a third of the learning rate"),
+    "lr-3e-3": (dict(learning_rate=3e-3), "three times the learning rate"),
+    "warmup-1000": (dict(warmup_steps=1000), "ten times the warm-up"),
+    "batch-8": (dict(batch_size=8), "a quarter of the batch: four times the steps for the same tokens"),
+    "length-32": (dict(max_seq_length=32, batch_size=128), "instances of 32 tokens (batch 128: the same tokens a step)"),
+    "length-64": (dict(max_seq_length=64, batch_size=64), "instances of 64 tokens (batch 64)"),
+    "whole-word": (dict(whole_word_mask=True), "whole-word masking from People's Daily's segmentation"),
+    "dynamic": (dict(dynamic_masking=True, dupe_factor=1), "new masks every step (RoBERTa)"),
+    "google-adam": (dict(optimizer="google"), "Google's AdamWeightDecay and schedule"),
+    "no-dropout": (dict(dropout=0.0), "dropout off"),
+    "small-model": (dict(size="small"), "4 layers x 256 (the shipped model's shape) instead of 2 x 128"),
+}
+
+
+def run_one(name: str, work: str) -> dict:
+    from mini_hf_bert.training.pretraining import pretrain
+
+    options = {**BASELINE, **RUNS[name][0]}
+    tokens_per_step = options["batch_size"] * options["max_seq_length"]
+    steps = TOKENS // tokens_per_step
+    every = max(1, EVAL_TOKENS // tokens_per_step)
+    started = time.perf_counter()
+    trainer = pretrain("peoples-daily", os.path.join(work, name), max_steps=steps, eval_every=every, save_every=steps,
+                       progress=False, seed=12345, bf16=False, **options)
+    evaluations = [{**e, "tokens": e["step"] * tokens_per_step} for e in trainer.history.evaluations]
+    return {"changes": RUNS[name][1], "options": options, "steps": steps, "seconds": time.perf_counter() - started,
+            "evaluations": evaluations}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", choices=tuple(RUNS), help="run only these")
+    args = parser.parse_args(argv)
+    results = {}
+    if os.path.isfile(OUT):
+        with open(OUT, encoding="utf-8") as f:
+            results = json.load(f)["runs"]
+    work = tempfile.mkdtemp(prefix="plateau-study-")
+    try:
+        for name in args.only or RUNS:
+            if name in results:
+                continue
+            results[name] = run_one(name, work)
+            shutil.rmtree(os.path.join(work, name), ignore_errors=True)
+            os.makedirs(os.path.dirname(OUT), exist_ok=True)
+            write_text(OUT, json.dumps({"tokens": TOKENS, "baseline": BASELINE, "runs": results}, indent=1) + "\n")
+            sys.stdout.write(f"{name}: [MASK] accuracy {results[name]['evaluations'][-1]['mlm_mask_accuracy']:.3f} "
+                             f"after {TOKENS:,} tokens ({results[name]['seconds'] / 60:.1f} min)\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
