@@ -43,7 +43,7 @@ PHASES = {
                "--learning-rate", "1e-3", "--warmup-steps", "300", "--max-steps", "3000", "--dupe-factor", "4",
                "--eval-every", "250", "--save-every", "250"],
     "phase2": ["--max-seq-length", "128", "--batch-size", "64", "--learning-rate", "5e-4", "--warmup-steps", "200",
-               "--max-steps", "6000", "--dupe-factor", "10", "--eval-every", "500", "--save-every", "250"],
+               "--max-steps", "3500", "--dupe-factor", "10", "--eval-every", "500", "--save-every", "250"],
 }
 SHIPPED_FILES = ("model.safetensors", "config.json", "vocab.txt", "tokenizer_config.json")
 #: The package keeps the model small: at most this many bytes of files.
