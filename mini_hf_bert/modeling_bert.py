@@ -785,10 +785,6 @@ class BertPreTrainedModel(PreTrainedModel):
 
     config_class = BertConfig
     base_model_prefix = "bert"  # head models keep the encoder under .bert -> keys "bert.embeddings..."
-    # What transformers 3.x (3.4.0's forwards) read positionally after position_ids; 4.x kept
-    # head_mask fifth, 5.x put inputs_embeds there. A 3.x call gets an error that names them.
-    legacy_positional_tail = ("head_mask", "inputs_embeds")
-    legacy_positional_why = "transformers 3.x and 4.x read the 5th as head_mask, 5.x as inputs_embeds. "
 
     @classmethod
     def _config_contradictions(cls, config: BertConfig, shapes: dict[str, tuple[int, ...]]) -> list[str]:

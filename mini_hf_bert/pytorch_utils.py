@@ -70,19 +70,24 @@ def check_shape(name: str, tensor: torch.Tensor, expected: Sequence[int | None],
         raise ValueError(f"{name} must be {meaning} = {want}, got shape {shape}")
 
 
+#: What transformers 3.x's forwards (BERT's and the other encoders') read positionally after
+#: position_ids, in order; 4.x kept head_mask fifth, 5.x put inputs_embeds there.
+LEGACY_POSITIONAL_TAIL = ("head_mask", "inputs_embeds")
+
+
 def check_positional_call(model: nn.Module, args: tuple) -> None:
     """A forward pre-hook: more positional arguments than the forward takes (a call written
     for an older transformers, ``model(ids, mask, tt, None, None)``) is a TypeError that
-    shows the keyword form, rather than Python's bare count. The names the older versions
-    read next come from the model's ``legacy_positional_tail``."""
+    shows the keyword form, rather than Python's bare count."""
     parameters = list(inspect.signature(type(model).forward).parameters.values())[1:]  # self left out
     positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(args) <= len(positional):
         return
     extra = len(args) - len(positional)
-    tail = getattr(model, "legacy_positional_tail", ())
+    tail = [name for name in LEGACY_POSITIONAL_TAIL if name in {p.name for p in parameters}]
     named = [f"{name}=..." for name in tail[:extra]] + ["..."] * (extra > len(tail))
     name = type(model).__name__
     raise TypeError(f"{name}() got {len(args)} positional arguments, but only {len(positional)} may be positional "
-                    f"({', '.join(positional)}): the rest are keyword-only. {getattr(model, 'legacy_positional_why', '')}"
-                    f"Write the call as {name}({', '.join(positional)}, {', '.join(named)})")
+                    f"({', '.join(positional)}): the rest are keyword-only. transformers 3.x and 4.x read the 5th as "
+                    f"head_mask, 5.x as inputs_embeds. Write the call as "
+                    f"{name}({', '.join(positional)}, {', '.join(named)})")
