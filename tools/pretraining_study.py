@@ -11,8 +11,14 @@ calibration run of the issue, scaled: length 128, batch 32, learning rate 1e-3, 
 100 steps, AdamW, Google's static masks. Each other run changes one setting.
 
 Writes docs/training/plateau_study.json (each run's evaluations, by tokens seen), which
-tools/training_report.py turns into the table and the figure of docs/training_results.md.
+tools/chinese_bert_report.py turns into the table and the figure of docs/training_results.md.
 A finished run is kept in the JSON and not run again; delete the file to start over.
+
+``--masking PHASE1_DIR`` compares masking on the shipped model's own recipe instead: from
+the same phase-1 model (tools/pretrain_chinese.py), two phase-2 runs of ``MASKING_STEPS``
+steps, one masking characters and one whole words, each scored on the same held-out test
+(training/mask_benchmark.py: 15% of the characters at [MASK], and the one-[MASK] test).
+Writes docs/training/masking_study.json.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ sys.path.insert(0, ROOT)
 from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "training", "plateau_study.json")
+MASKING_OUT = os.path.join(ROOT, "docs", "training", "masking_study.json")
+#: Phase-2 steps (64 x 128 tokens) each masking run gets: about 25 minutes on 2 cores.
+MASKING_STEPS = 1000
 #: Tokens each run reads (instances x length), and how often it is evaluated.
 TOKENS = 4_096_000
 EVAL_TOKENS = 409_600
@@ -68,10 +77,59 @@ def run_one(name: str, work: str) -> dict:
             "evaluations": evaluations}
 
 
+def masking_study(phase1: str) -> None:
+    """Characters against whole words, from the same phase-1 model, scored alike."""
+    import torch
+
+    from mini_hf_bert import BertForPreTraining, BertTokenizer
+    from mini_hf_bert.training.corpora import peoples_daily_documents
+    from mini_hf_bert.training.mask_benchmark import (
+        bert_guesser,
+        masked_character_accuracy,
+        masked_sentences,
+        top_k_accuracy,
+    )
+    from mini_hf_bert.training.pretraining import pretrain
+
+    results = {"steps": MASKING_STEPS, "phase1": os.path.basename(os.path.abspath(phase1)), "runs": {}}
+    if os.path.isfile(MASKING_OUT):
+        with open(MASKING_OUT, encoding="utf-8") as f:
+            results = json.load(f)
+    sentences = [s for d in peoples_daily_documents(split="test") for s in d][:3000]
+    work = tempfile.mkdtemp(prefix="masking-study-")
+    try:
+        for name, whole_word in (("characters", False), ("whole words", True)):
+            if name in results["runs"]:
+                continue
+            output = os.path.join(work, name.replace(" ", "-"))
+            started = time.perf_counter()
+            pretrain("chinese", output, init_checkpoint=phase1, max_seq_length=128, batch_size=64, learning_rate=5e-4,
+                     warmup_steps=100, max_steps=MASKING_STEPS, dupe_factor=3, whole_word_mask=whole_word,
+                     eval_every=MASKING_STEPS, save_every=MASKING_STEPS, progress=False, bf16=True)
+            tokenizer = BertTokenizer.from_pretrained(output)
+            model = BertForPreTraining.from_pretrained(output).eval()
+            with torch.no_grad():
+                at_mask = masked_character_accuracy(model, tokenizer, sentences, seed=0)
+                one = top_k_accuracy(bert_guesser(model, tokenizer), masked_sentences(sentences, tokenizer, 3000, seed=0))
+            results["runs"][name] = {"mask_top1": at_mask["top1"], "mask_top5": at_mask["top5"],
+                                     "one_mask_top1": one["top1"], "one_mask_top5": one["top5"],
+                                     "seconds": time.perf_counter() - started}
+            shutil.rmtree(output, ignore_errors=True)
+            os.makedirs(os.path.dirname(MASKING_OUT), exist_ok=True)
+            write_text(MASKING_OUT, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+            sys.stdout.write(f"{name}: {results['runs'][name]}\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", choices=tuple(RUNS), help="run only these")
+    parser.add_argument("--masking", metavar="PHASE1_DIR", help="compare character and whole-word masking instead")
     args = parser.parse_args(argv)
+    if args.masking:
+        masking_study(args.masking)
+        return
     results = {}
     if os.path.isfile(OUT):
         with open(OUT, encoding="utf-8") as f:
