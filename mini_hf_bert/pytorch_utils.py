@@ -78,7 +78,10 @@ LEGACY_POSITIONAL_TAIL = ("head_mask", "inputs_embeds")
 def check_positional_call(model: nn.Module, args: tuple) -> None:
     """A forward pre-hook: more positional arguments than the forward takes (a call written
     for an older transformers, ``model(ids, mask, tt, None, None)``) is a TypeError that
-    shows the keyword form, rather than Python's bare count."""
+    shows the keyword form, rather than Python's bare count.
+
+    transformers: none (its forwards take Python's TypeError)
+    """
     parameters = list(inspect.signature(type(model).forward).parameters.values())[1:]  # self left out
     positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(args) <= len(positional):
