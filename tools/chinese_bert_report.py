@@ -19,6 +19,7 @@ and compare.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -141,7 +142,9 @@ def curve_points(curves: dict, task: str, start: str) -> list[tuple[int, float, 
     return [(size, statistics.mean(v), min(v), max(v)) for size, v in sorted(by_size.items())]
 
 
-def draw_learning_curves(curves: dict, language: str, path: str) -> str:
+@contextlib.contextmanager
+def _figure(language: str, path: str, **subplots):
+    """A figure whose labels can be Chinese (the packaged CJK font), saved whole to ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -149,14 +152,25 @@ def draw_learning_curves(curves: dict, language: str, path: str) -> str:
 
     from mini_hf_bert.companion.visualize import cjk_font_family
 
-    words = WORDS[language]
-    with cjk_font_family("".join(words.values())) as cjk, \
+    with cjk_font_family("".join(WORDS[language].values())) as cjk, \
             plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
-        figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+        figure, axes = plt.subplots(**subplots)
+        try:
+            yield figure, axes
+            figure.tight_layout()
+            with staged_file(path) as staged:
+                figure.savefig(staged, dpi=100, format="png")
+        finally:
+            plt.close(figure)
+
+
+def draw_learning_curves(curves: dict, language: str, path: str) -> str:
+    words = WORDS[language]
+    with _figure(language, path, nrows=1, ncols=2, figsize=(11, 4.2)) as (figure, axes):
         for ax, task in zip(axes, ("sentiment", "ner")):
-            for start, marker in (("pretrained", "o"), ("random", "s")):
+            for start, marker, dodge in (("pretrained", "o", 0.97), ("random", "s", 1.03)):
                 points = curve_points(curves, task, start)
-                x = [p[0] for p in points]
+                x = [p[0] * dodge for p in points]  # side by side on the log axis: equal points stay visible
                 mean = [p[1] for p in points]
                 low = [p[1] - p[2] for p in points]
                 high = [p[3] - p[1] for p in points]
@@ -167,28 +181,13 @@ def draw_learning_curves(curves: dict, language: str, path: str) -> str:
             ax.set(xlabel=words["labels"], ylabel=words["accuracy" if task == "sentiment" else "f1"],
                    title=words[task])
             ax.legend(fontsize=8)
-        figure.tight_layout()
-        try:
-            with staged_file(path) as staged:
-                figure.savefig(staged, dpi=100, format="png")
-        finally:
-            plt.close(figure)
     return path
 
 
 def draw_plateau_study(study: dict, language: str, path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from mini_hf_bert.companion.visualize import cjk_font_family
-
     words = WORDS[language]
     markers = "os^Dv<>pPX*h"
-    with cjk_font_family("".join(words.values())) as cjk, \
-            plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
-        figure, ax = plt.subplots(figsize=(9, 5))
+    with _figure(language, path, figsize=(9, 5)) as (figure, ax):
         for index, (name, run) in enumerate(study["runs"].items()):
             points = [(e["tokens"], e["mlm_mask_accuracy"]) for e in run["evaluations"]]
             ax.plot(*zip(*points), marker=markers[index % len(markers)], markersize=4, label=name,
@@ -198,12 +197,6 @@ def draw_plateau_study(study: dict, language: str, path: str) -> str:
         ax.axhline(guess, linestyle="--", color="grey", label=words["guess"])
         ax.set(xlabel=words["tokens"], ylabel=words["mask"], title=words["plateau"])
         ax.legend(fontsize=7, ncol=2)
-        figure.tight_layout()
-        try:
-            with staged_file(path) as staged:
-                figure.savefig(staged, dpi=100, format="png")
-        finally:
-            plt.close(figure)
     return path
 
 
@@ -222,13 +215,6 @@ def _phase_rows(recipe: dict) -> list[tuple[str, int, dict]]:
                 if "eval" in entry:
                     rows.append((phase, entry["eval"]["step"], entry["eval"]))
     return rows
-
-
-def _gain(curves: dict, task: str, size: int | None) -> float:
-    values = {start: statistics.mean(r["value"] for r in curves["runs"].values()
-                                     if r["task"] == task and r["size"] == size and r["start"] == start)
-              for start in ("pretrained", "random")}
-    return values["pretrained"] - values["random"]
 
 
 def render(language: str, measured: dict, recipe: dict, curves: dict | None, study: dict | None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -105,16 +105,22 @@ def masked_sentences(sentences: Iterable[str], tokenizer: BertTokenizer, count: 
     transformers: none
     """
     rng = random.Random(seed)
-    chosen = []
+    chosen = [MaskedSentence(tuple(tokens), rng.choice(candidates))
+              for tokens, candidates in _maskable(sentences, tokenizer)]
+    rng.shuffle(chosen)
+    return chosen[:count]
+
+
+def _maskable(sentences: Iterable[str], tokenizer: BertTokenizer) -> Iterator[tuple[list[str], list[int]]]:
+    """(tokens, positions of its Chinese characters) of each sentence of a usable length
+    that has any."""
     for sentence in sentences:
         tokens = tokenizer.tokenize(sentence)
         if not MIN_SENTENCE_TOKENS <= len(tokens) <= MAX_SENTENCE_TOKENS:
             continue
         candidates = [i for i, t in enumerate(tokens) if len(t) == 1 and _is_chinese_char(ord(t))]
         if candidates:
-            chosen.append(MaskedSentence(tuple(tokens), rng.choice(candidates)))
-    rng.shuffle(chosen)
-    return chosen[:count]
+            yield tokens, candidates
 
 
 def count_model_guesser(model: CountModel, k: int = DEFAULT_TOP_K) -> Callable[[list[MaskedSentence]], list[list[str]]]:
@@ -185,14 +191,8 @@ def masked_character_accuracy(model: torch.nn.Module, tokenizer: BertTokenizer, 
     rng = random.Random(seed)
     hits = top = total = 0
     answers: Counter[str] = Counter()
-    rows = []
-    for sentence in sentences:
-        tokens = tokenizer.tokenize(sentence)
-        if not MIN_SENTENCE_TOKENS <= len(tokens) <= MAX_SENTENCE_TOKENS:
-            continue
-        candidates = [i for i, t in enumerate(tokens) if len(t) == 1 and _is_chinese_char(ord(t))]
-        if candidates:
-            rows.append((tokens, sorted(rng.sample(candidates, max(1, round(mask_share * len(candidates)))))))
+    rows = [(tokens, sorted(rng.sample(candidates, max(1, round(mask_share * len(candidates))))))
+            for tokens, candidates in _maskable(sentences, tokenizer)]
     if not rows:
         raise ValueError("no held-out sentence to mask")
     for start in range(0, len(rows), BERT_BATCH_SIZE):

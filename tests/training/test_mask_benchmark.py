@@ -58,16 +58,23 @@ def test_top_k_accuracy_counts_hits():
         top_k_accuracy(count_model_guesser(model), [])
 
 
-def test_bert_guesser_reads_the_logits_at_the_mask():
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"甲乙丙丁"]
-    tokenizer = BertTokenizer(vocab={t: i for i, t in enumerate(vocab)})
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"甲乙丙丁"]
+
+
+def _fixed_guesses(first: str, second: str) -> tuple[BertForMaskedLM, BertTokenizer]:
+    """A masked-LM whose output bias decides alone: ``first`` everywhere, then ``second``."""
     torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1,
+    model = BertForMaskedLM(BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1,
                                        num_attention_heads=2, intermediate_size=32)).eval()
-    with torch.no_grad():  # make 丁 the answer everywhere: the output bias decides
+    with torch.no_grad():
         model.cls.predictions.bias.zero_()
-        model.cls.predictions.bias[vocab.index("丁")] = 100.0
-        model.cls.predictions.bias[vocab.index("乙")] = 50.0
+        model.cls.predictions.bias[VOCAB.index(first)] = 100.0
+        model.cls.predictions.bias[VOCAB.index(second)] = 50.0
+    return model, BertTokenizer(vocab={t: i for i, t in enumerate(VOCAB)})
+
+
+def test_bert_guesser_reads_the_logits_at_the_mask():
+    model, tokenizer = _fixed_guesses("丁", "乙")
     items = [MaskedSentence(tuple("甲乙丙"), 0), MaskedSentence(tuple("甲乙丙丙丙"), 4)]
     guesses = bert_guesser(model, tokenizer, 2)(items)
     assert guesses == [["丁", "乙"], ["丁", "乙"]]
@@ -77,15 +84,7 @@ def test_bert_guesser_reads_the_logits_at_the_mask():
 def test_masked_character_accuracy_and_unk_rate():
     from mini_hf_bert.training.mask_benchmark import masked_character_accuracy, unk_rate
 
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"甲乙丙丁"]
-    tokenizer = BertTokenizer(vocab={t: i for i, t in enumerate(vocab)})
-    torch.manual_seed(0)
-    model = BertForMaskedLM(BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1,
-                                       num_attention_heads=2, intermediate_size=32)).eval()
-    with torch.no_grad():  # always 甲, then 乙
-        model.cls.predictions.bias.zero_()
-        model.cls.predictions.bias[vocab.index("甲")] = 100.0
-        model.cls.predictions.bias[vocab.index("乙")] = 50.0
+    model, tokenizer = _fixed_guesses("甲", "乙")
     sentences = ["甲甲甲甲甲甲甲甲甲甲", "乙乙乙乙乙乙乙乙乙乙", "丙丙丙丙丙丙丙丙丙丙", "短"]
     result = masked_character_accuracy(model, tokenizer, sentences, mask_share=0.2, seed=0, k=2)
     assert result["positions"] == 6  # 2 of 10 in each of the three long sentences; the short one is left out
