@@ -29,7 +29,7 @@ from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "training", "learning_curves.json")
 TASKS = ("sentiment", "ner")
-#: Labelled training examples per point; None is all of them (15,627 reviews, 17,133 paragraphs).
+#: Labelled training examples per point; None is all of them (15,627 reviews, 39,893 sentences).
 SIZES = (100, 300, 1000, 3000, None)
 #: Seeds per size: three where one draw of a few examples decides much.
 SEEDS = {100: (1, 2, 3), 300: (1, 2, 3), 1000: (1, 2, 3), 3000: (1,), None: (1,)}

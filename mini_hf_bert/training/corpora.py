@@ -34,7 +34,8 @@ import random
 import re
 
 #: Where a Chinese sentence ends: 。！？ and any closing quotes or brackets after them.
-_ZH_SENTENCE_END = re.compile(r"(?<=[。！？])(?![”’」』）])|(?<=[。！？][”’」』）])")
+ZH_SENTENCE_FINAL, ZH_CLOSING = "。！？", "”’」』）"
+_ZH_SENTENCE_END = re.compile(rf"(?<=[{ZH_SENTENCE_FINAL}])(?![{ZH_CLOSING}])|(?<=[{ZH_SENTENCE_FINAL}][{ZH_CLOSING}])")
 #: A headline: no sentence-final mark, and short. One after body text starts a new article.
 _ZH_HEADLINE_MAX_CHARS = 40
 #: English sentences kept: long enough to be prose, short enough to be one sentence.

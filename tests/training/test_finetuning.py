@@ -4,6 +4,7 @@ two baselines, resume, and bad input."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
 import pytest
@@ -32,6 +33,12 @@ def test_peoples_daily_tags_become_bio_entities():
     assert words == ["中共中央", "总书记", "、", "国家", "主席", "江", "泽民"]
     assert labels == ["B-ORG", "O", "O", "O", "O", "B-PER", "I-PER"]
     assert {l for _, ls in sentences for l in ls} == set(NER_LABELS)
+    # Paragraphs are cut into sentences: a sentence-final mark ends one, closing quotes and all.
+    texts = ["".join(words) for words, _ in sentences]
+    assert "钱其琛在讲话中指出，中国和南非建立外交关系，是两国关系史中一个重要里程碑，标志着两国友好合作关系新篇章的开始。" in texts
+    assert "“我们同南非朋友一样对两国关系实现正常化感到高兴。" in texts
+    assert not any(re.search("[。！？][”’」』）]*[^”’」』）]", text) for text in texts)
+    assert sum(map(len, texts)) / len(texts) < 50 and all(len(w) == len(l) for w, l in sentences)
     reviews = sentiment_reviews()
     assert len(reviews) == len({text for text, _ in reviews}) > 17_000 and {label for _, label in reviews} == {0, 1}
 
