@@ -726,7 +726,7 @@ def plot_history(history: History, path: str, labels: dict[str, str] | None = No
         return None
     words = labels or {}
     metrics = sorted({k for e in history.evaluations for k in e if k != "step"})
-    figure, axes = plt.subplots(1, 1 + bool(metrics), figsize=(11 if metrics else 5, 4), squeeze=False)
+    figure, axes = plt.subplots(1, 1 + bool(metrics), figsize=(13 if metrics else 5, 4), squeeze=False)
     axes[0][0].plot([s["step"] for s in history.steps], [s["loss"] for s in history.steps], lw=1)
     axes[0][0].set(xlabel=words.get("step", "step"), ylabel=words.get("training loss", "training loss"),
                    title=words.get("loss", "loss"))
@@ -742,7 +742,8 @@ def plot_history(history: History, path: str, labels: dict[str, str] | None = No
             line, = axes[0][1].plot(*zip(*points), label=words.get(name, name), **style)
             colours[name] = line.get_color()
         axes[0][1].set(xlabel=words.get("step", "step"), title=words.get("held-out evaluation", "held-out evaluation"))
-        axes[0][1].legend(fontsize=8)
+        # Beside the axes, not on them: a legend inside would cover the curves where they end.
+        axes[0][1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     figure.tight_layout()
     try:
         with staged_file(path) as staged:

@@ -158,3 +158,32 @@ def test_a_second_phase_starts_from_the_first(tmp_path, capsys):
     assert "it has 32 positions, fewer than max_seq_length=64" in capsys.readouterr().err
     assert main(["pretrain", ZH, str(tmp_path / "fourth"), *SMALL, "--max-position-embeddings", "16"]) == 2
     assert "max_position_embeddings=16 is less than max_seq_length=32" in capsys.readouterr().err
+
+
+def test_the_curves_keep_the_legend_off_the_lines_and_no_line_hides_another(tmp_path, monkeypatch):
+    """Where the model's line meets its baseline (a plateau), both stay visible: the model's
+    line has markers, the baseline is dashed in the same colour; the legend sits beside the axes."""
+    import matplotlib.figure
+
+    from mini_hf_bert.training.trainer import History, plot_history
+
+    drawn = []
+    save = matplotlib.figure.Figure.savefig
+
+    def savefig(figure, *args, **kwargs):
+        save(figure, *args, **kwargs)
+        drawn.append((figure, figure.canvas.get_renderer()))  # before plot_history closes it
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    plateau = {"mlm_mask_accuracy": 0.05, "mlm_most_frequent_token_accuracy": 0.05, "nsp_accuracy": 0.6,
+               "nsp_majority_accuracy": 0.6}
+    history = History(steps=[{"step": s, "loss": 5 - s / 100} for s in range(1, 101)],
+                      evaluations=[{"step": s, **plateau} for s in (50, 100)])
+    assert plot_history(history, str(tmp_path / "curves.png")) and (tmp_path / "curves.png").stat().st_size > 1000
+    figure, renderer = drawn[0]
+    axes = figure.axes[1]
+    assert not axes.get_legend().get_window_extent(renderer).overlaps(axes.get_window_extent(renderer))
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    for model, baseline in (("mlm_mask_accuracy", "mlm_most_frequent_token_accuracy"), ("nsp_accuracy", "nsp_majority_accuracy")):
+        assert lines[model].get_marker() not in (None, "", "None") and lines[model].get_linestyle() == "-"
+        assert lines[baseline].get_linestyle() == "--" and lines[baseline].get_color() == lines[model].get_color()
