@@ -12,9 +12,9 @@ checkpoint when the script is run again, with the same commands.
 
 At the end the final model (BertForPreTraining, both heads), config.json, vocab.txt and
 tokenizer_config.json go to ``mini_hf_bert/checkpoints/chinese_bert/``, with
-``recipe.json``: the commands, each phase's wall time and tokens per second, and the
+``recipe.json``: the commands, each phase's wall time and median tokens per second, and the
 SHA-256 of the weights (a test checks the shipped file against it). The phases' logs and
-curves go to ``docs/images/training/``.
+curves (and the per-step history they are drawn from) go to ``docs/images/training/``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -113,10 +114,12 @@ def ship(work: str, clock: dict) -> None:
         steps = history["steps"]
         phases[phase] = {"command": "python " + " ".join(command(phase, "runs/zh-bert")),
                          "steps": steps[-1]["step"], "seconds": round(clock[phase]["seconds"], 1),
-                         "tokens_per_second": steps[-1].get("tokens_per_second"),
+                         "tokens_per_second": statistics.median(s["tokens_per_second"] for s in steps
+                                                                if s.get("tokens_per_second")),
                          "final_evaluation": history["evaluations"][-1] if history["evaluations"] else None}
         os.makedirs(LOGS, exist_ok=True)
         for name, target in (("log.jsonl", f"chinese_bert_{phase}_log.jsonl"),
+                             ("training_history.json", f"chinese_bert_{phase}_history.json"),
                              ("training_curves.png", f"chinese_bert_{phase}_curves.png")):
             with staged_file(os.path.join(LOGS, target)) as staged:
                 shutil.copyfile(os.path.join(work, phase, name), staged)
