@@ -5,6 +5,7 @@ Start reading at ``modeling_bert.py``.
 """
 
 from .checkpoints import CheckpointError
+from .checkpoints.bundled import chinese_checkpoint_dir, default_checkpoint_dir
 from .configuration_bert import BertConfig, ConfigError
 from .modeling_bert import (
     BertAttention,
@@ -77,6 +78,8 @@ from .tokenization_bert import (
 )
 
 __all__ = [
+    "chinese_checkpoint_dir",
+    "default_checkpoint_dir",
     "AddedToken",
     "BasicTokenizer",
     "BertTokenizer",

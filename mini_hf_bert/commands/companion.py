@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..checkpoints.bundled import CHINESE_DEFAULT_REASON
 from .arguments import ANY_FORM, regex, checkpoint_source
 
 
@@ -19,7 +20,8 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     trace = commands.add_parser("trace", parents=[common],
                                 help="every module's output shape, dtype and mean/std/min/max for one text")
     trace.add_argument("text", help="the text to run through the model")
-    trace.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source, help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
+    trace.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source,
+                       help=f"{ANY_FORM} (default: all-MiniLM-L6-v2; {CHINESE_DEFAULT_REASON})")
     trace.add_argument("--compare", action="store_true",
                        help="also run transformers on the same weights and input: max |diff| per module, "
                             "and the first module that diverges beyond tolerance")
@@ -29,8 +31,8 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     tokenize = commands.add_parser("tokenize", parents=[common], help="tokens and ids of a text (--explain: stage by stage)")
     tokenize.add_argument("text", help="the text to tokenize")
     tokenize.add_argument("--checkpoint", "--vocab", dest="checkpoint", metavar="SRC", type=checkpoint_source,
-                          help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form "
-                               "(default: all-MiniLM-L6-v2's uncased vocabulary)")
+                          help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form, "
+                               f"or zh (default: all-MiniLM-L6-v2's uncased vocabulary; {CHINESE_DEFAULT_REASON})")
     tokenize.add_argument("--explain", action="store_true",
                           help="show every stage: clean-up, CJK split, accents, lower case, punctuation, WordPiece")
 
@@ -39,7 +41,8 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
                                          "--html FILE.html (head and model views, works offline)")
     attention.add_argument("text", help="the text to run through the model")
     attention.add_argument("--pair", metavar="TEXT", help="a second sentence (segment B)")
-    attention.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source, help=f"{ANY_FORM} (default: all-MiniLM-L6-v2)")
+    attention.add_argument("--checkpoint", metavar="SRC", type=checkpoint_source,
+                           help=f"{ANY_FORM} (default: all-MiniLM-L6-v2; {CHINESE_DEFAULT_REASON})")
     attention.add_argument("--layer", type=int, default=0, help="the layer to draw (default 0)")
     attention.add_argument("--head", type=int, help="one head (default: every head of the layer, in a grid)")
     attention.add_argument("--out", metavar="FILE.png", help="write the picture here")
@@ -80,10 +83,11 @@ def run_trace(args: argparse.Namespace) -> int:
 
 
 def run_tokenize(args: argparse.Namespace) -> int:
+    from ..checkpoints.bundled import checkpoint_for_text
     from ..checkpoints.convert import tokenizer_for
     from ..companion.tokenize_explain import explain_tokenization, format_tokenization, format_tokens
 
-    tokenizer = tokenizer_for(args.checkpoint)
+    tokenizer = tokenizer_for(args.checkpoint or checkpoint_for_text(args.text))
     if args.explain:
         print(format_tokenization(explain_tokenization(tokenizer, args.text)))
     else:

@@ -13,8 +13,9 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     show.add_argument("corpus", help="a text file in Google's format (one sentence per line, a blank line between "
                                      "documents), or a named corpus: chinese, peoples-daily, english")
     show.add_argument("--vocab", "--checkpoint", dest="vocab", metavar="SRC", type=checkpoint_source,
-                      help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form "
-                           "(default: all-MiniLM-L6-v2's uncased vocabulary)")
+                      help="a directory with vocab.txt or tokenizer.json, a vocab.txt file, or any checkpoint form, or "
+                           "zh (default: zh's character vocabulary for a mostly-Chinese corpus, such as chinese and "
+                           "peoples-daily; else all-MiniLM-L6-v2's uncased vocabulary, which has no 是 or 首)")
     show.add_argument("--count", type=int, default=3, help="how many instances to print (default 3)")
     show.add_argument("--max-seq-length", type=int, default=128)
     show.add_argument("--masked-lm-prob", type=float, default=0.15)
@@ -92,15 +93,22 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     finetune.set_defaults(run=run_finetune)
 
 
+#: How many of the corpus' documents decide its language (and so the default vocabulary).
+SAMPLE_DOCUMENTS = 50
+
+
 def run_show_instances(args: argparse.Namespace) -> int:
+    from ..checkpoints.bundled import checkpoint_for_text
     from ..checkpoints.convert import tokenizer_for
     from ..training import pretraining_data
 
     if args.count < 1:
         raise ValueError(f"--count must be at least 1, got {args.count}")
-    tokenizer = tokenizer_for(args.vocab)
+    documents = pretraining_data.load_corpus(args.corpus, segmented=args.whole_word_mask)
+    sample = "".join("".join(sentence) for document in documents[:SAMPLE_DOCUMENTS] for sentence in document)
+    tokenizer = tokenizer_for(args.vocab or checkpoint_for_text(sample))
     instances = pretraining_data.create_pretraining_instances(
-        pretraining_data.load_corpus(args.corpus, segmented=args.whole_word_mask), tokenizer,
+        documents, tokenizer,
         max_seq_length=args.max_seq_length,
         short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
         max_predictions_per_seq=args.max_predictions_per_seq, dupe_factor=1,

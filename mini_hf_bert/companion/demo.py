@@ -16,7 +16,7 @@ from typing import TextIO
 
 import torch
 
-from ..checkpoints.bundled import default_checkpoint_dir
+from ..checkpoints.bundled import chinese_checkpoint_dir, default_checkpoint_dir
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
 from ..modeling_bert import BertModel
 from ..parity.compare import (

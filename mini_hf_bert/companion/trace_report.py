@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..checkpoints.bundled import default_checkpoint_dir
+from ..checkpoints.bundled import checkpoint_for_text
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
 from ..modeling_bert import BertModel
 from ..parity.compare import load_transformers_bert
@@ -51,7 +51,8 @@ def trace_texts(
 
     Args:
         texts: one or more texts; each is one sequence ([CLS] text [SEP]).
-        checkpoint: any form ``from_pretrained`` reads; default all-MiniLM-L6-v2.
+        checkpoint: any form ``from_pretrained`` reads; default the Chinese BERT for mostly-Chinese
+            text, else all-MiniLM-L6-v2 (``checkpoint_for_text``).
         compare: also trace transformers (needs it installed) and diff every module.
         attn_implementation: "eager" (default: every attention step is a module call to
             see) or "sdpa", on both sides.
@@ -60,7 +61,7 @@ def trace_texts(
     """
     if not texts or any(not isinstance(t, str) or not t.strip() for t in texts):
         raise ValueError("trace needs a non-empty text to run through the model")
-    path = checkpoint or default_checkpoint_dir()
+    path = checkpoint or checkpoint_for_text("".join(texts))
     if model is None:
         model = BertModel.from_pretrained(path, attn_implementation=attn_implementation)
     with as_hf_directory(path) as hf_dir:

@@ -25,10 +25,11 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from ..checkpoints.bundled import default_checkpoint_dir
+from ..checkpoints.bundled import checkpoint_for_text, text_language
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
 from ..file_utils import staged_file, write_text
 from ..modeling_bert import BertModel
@@ -240,6 +241,16 @@ def _quiet_font_manager() -> Iterator[None]:
         font_logger.setLevel(level)
 
 
+@contextlib.contextmanager
+def figure_fonts(text: str) -> Iterator[Any]:
+    """matplotlib (pyplot) with fonts for ``text``: DejaVu Sans, then a CJK family holding
+    its Chinese characters (``cjk_font_family``), for the figures drawn in the block."""
+    plt = _matplotlib()
+    with _quiet_font_manager(), cjk_font_family(text) as cjk, \
+            plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
+        yield plt
+
+
 #: The picture's words, by language ("auto": the tokens' language, as the page's).
 PICTURE_WORDS = {
     "en": {"title": "attention probabilities softmax(QKᵀ/√D + M)", "rows": "each row sums to 1",
@@ -279,8 +290,7 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
     title = words["title"] + ("\n" if head is not None else ": ") + words["rows"]
     if maps.truncation_note is not None:
         title += f"\n({maps.truncation_note})"
-    with _quiet_font_manager(), cjk_font_family("".join(tokens) + "".join(words.values())) as cjk, \
-            plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
+    with figure_fonts("".join(tokens) + "".join(words.values())):
         fig, axes = plt.subplots(rows, columns, figsize=(cell * columns, cell * rows + 0.6), squeeze=False)
         for ax in axes.flat[len(heads):]:
             ax.axis("off")
@@ -455,10 +465,8 @@ _CJK_UNICODE_RANGE = "U+2E80-9FFF, U+F900-FAFF, U+FE30-FE4F, U+FF00-FFEF, U+2000
 
 
 def page_language(text: str) -> str:
-    """"zh" when ``text`` holds at least as many CJK ideographs as Latin letters, else "en"."""
-    cjk = sum(1 for c in text if "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf")
-    latin = sum(1 for c in text if c.isascii() and c.isalpha())
-    return "zh" if cjk and cjk >= latin else "en"
+    """"zh" for a mostly-Chinese text, else "en" (``checkpoints.bundled.text_language``)."""
+    return text_language(text)
 
 
 def attention_html(maps: AttentionMaps, title: str, layer: int = 0, language: str = "auto") -> str:
@@ -566,7 +574,7 @@ def draw_attention(
     cut is said on stderr and in the pictures). Returns the paths written."""
     if out is None and html_out is None:
         raise ValueError("attention needs --out FILE.png and/or --html FILE.html")
-    path = checkpoint or default_checkpoint_dir()
+    path = checkpoint or checkpoint_for_text(text if text_pair is None else text + text_pair)
     model = BertModel.from_pretrained(path)
     with as_hf_directory(path) as hf_dir:
         tokenizer = load_tokenizer(hf_dir)
