@@ -1,7 +1,8 @@
 """The numbers and pictures of the walk-throughs (docs/walkthrough.md, docs/zh/walkthrough.md).
 
-``compute_facts`` runs the packaged all-MiniLM-L6-v2 checkpoint on the walk-through's
-sentences and collects every number the documents print; ``render`` fills a template
+``compute_facts`` runs a checkpoint on one walk's sentences (``WALKS``: the English one on
+the packaged all-MiniLM-L6-v2, the Chinese one on the Chinese BERT shipped with
+mini_hf_bert) and collects every number its document prints; ``render`` fills a template
 (``docs/templates/walkthrough.{en,zh}.md``) with them; ``draw_pictures`` draws the
 figures; ``number_drift`` tells a committed document from a fresh rendering, comparing
 text exactly and numbers within ``parity.DOC_ATOL`` / ``DOC_RTOL``.
@@ -29,19 +30,29 @@ from ..parity.compare import DOC_ATOL, DOC_RTOL
 from ..tokenization_bert import BertTokenizer
 from .tracing import run_with_cache
 
-#: The sentence both walk-throughs follow: accents, an apostrophe, punctuation and two
-#: words the vocabulary splits into pieces.
-SENTENCE = "Ms. Müller's café serves unaffable croissants!"
-#: The Chinese walk-through's second sentence: one token per character, two of them [UNK].
-CHINESE_SENTENCE = "北京是中国的首都。"
-#: A short second sentence: padded in a batch with SENTENCE (the mask), and sentence B of
-#: the next-sentence pair.
-SHORT_SENTENCE = "The croissants were fresh."
-#: The token whose numbers the embedding and attention sections print.
-FOCUS_TOKEN = "cafe"
+@dataclass(frozen=True)
+class Walk:
+    """What one walk-through follows through its checkpoint."""
+
+    sentence: str  # from characters to the losses
+    focus_text: str  # the word of ``sentence`` whose numbers are printed, masked in section 7
+    focus_token: str  # its token
+    short_sentence: str  # padded beside ``sentence`` in a batch (the mask); sentence B of the true pair
+    random_sentence: str  # sentence B of a random pair (next-sentence prediction)
+
+
+WALKS = {
+    # Accents, an apostrophe, punctuation and two words the vocabulary splits into pieces.
+    "en": Walk("Ms. Müller's café serves unaffable croissants!", "café", "cafe", "The croissants were fresh.",
+               "The committee adjourned until Tuesday."),
+    # One token per character; with an English vocabulary, 是 and 首 are [UNK].
+    "zh": Walk("北京是中国的首都。", "首", "首", "它历史悠久。", "这款手机的电池很耐用。"),
+}
+#: How many candidates the masked-LM step lists.
+TOP_K = 5
 #: The head whose scores and probabilities the attention section prints (layer 0).
 FOCUS_HEAD = 3
-#: Seed for the pre-training heads, which this checkpoint does not have.
+#: Seed for pre-training heads that a checkpoint does not have (all-MiniLM-L6-v2's).
 HEAD_SEED = 0
 #: Values printed per vector.
 SHOWN = 4
@@ -143,8 +154,10 @@ def _tokenization(facts: Facts, tokenizer: BertTokenizer, text: str, key: str) -
     )
 
 
-def compute_facts(checkpoint: str) -> Facts:
-    """Run the checkpoint on the walk-through's sentences and collect what the docs print."""
+def compute_facts(checkpoint: str, walk: Walk = WALKS["en"], other_vocabulary: str | None = None) -> Facts:
+    """Run ``checkpoint`` on ``walk``'s sentences and collect what its document prints.
+    ``other_vocabulary``: a checkpoint whose tokenizer the document compares on the same
+    sentence (``other.*``: the Chinese walk shows what an English vocabulary makes of it)."""
     facts = Facts()
     _source_lines(facts)
     model = BertModel.from_pretrained(checkpoint, attn_implementation="eager")
@@ -155,18 +168,20 @@ def compute_facts(checkpoint: str) -> Facts:
     for name, value in (("L", config.num_hidden_layers), ("H", hidden), ("N", heads), ("D", head_dim),
                         ("I", config.intermediate_size), ("V", config.vocab_size), ("P", config.max_position_embeddings),
                         ("params", f"{model.num_parameters() / 1e6:.1f}M"), ("eps", f"{config.layer_norm_eps:g}"),
-                        ("sentence", SENTENCE), ("chinese_sentence", CHINESE_SENTENCE), ("short_sentence", SHORT_SENTENCE),
+                        ("sentence", walk.sentence), ("short_sentence", walk.short_sentence),
+                        ("random_sentence", walk.random_sentence), ("focus_text", walk.focus_text),
                         ("focus_head", FOCUS_HEAD), ("head_seed", HEAD_SEED)):
         facts[name] = value
 
     # 1-2. Tokens and ids
-    _tokenization(facts, tokenizer, SENTENCE, "en")
-    _tokenization(facts, tokenizer, CHINESE_SENTENCE, "zh")
-    encoded = tokenizer(SENTENCE, return_tensors="pt")
+    _tokenization(facts, tokenizer, walk.sentence, "tok")
+    if other_vocabulary is not None:
+        _tokenization(facts, BertTokenizer.from_pretrained(other_vocabulary), walk.sentence, "other")
+    encoded = tokenizer(walk.sentence, return_tensors="pt")
     inputs = {k: encoded[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
     tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
-    focus = tokens.index(FOCUS_TOKEN)
-    facts["focus"], facts["focus_token"] = focus, FOCUS_TOKEN
+    focus = tokens.index(walk.focus_token)
+    facts["focus"], facts["focus_token"] = focus, walk.focus_token
     facts["input_shape"] = _shape(inputs["input_ids"])
     facts["attention_mask"] = str(inputs["attention_mask"][0].tolist())
     facts["token_type_ids"] = str(inputs["token_type_ids"][0].tolist())
@@ -227,7 +242,7 @@ def compute_facts(checkpoint: str) -> Facts:
     facts.arrays["tokens"] = tokens
 
     # The mask, on a padded batch of two sentences
-    batch = tokenizer([SENTENCE, SHORT_SENTENCE], padding=True, return_tensors="pt")
+    batch = tokenizer([walk.sentence, walk.short_sentence], padding=True, return_tensors="pt")
     batch_inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
     from ..masking_utils import get_extended_attention_mask
 
@@ -288,34 +303,50 @@ def compute_facts(checkpoint: str) -> Facts:
 
     # 7. The pre-training heads and their losses
     torch.manual_seed(HEAD_SEED)
-    # The checkpoint has no cls.* weights: strict=False keeps a seeded initialisation for them.
-    pretraining = BertForPreTraining.from_pretrained(checkpoint, attn_implementation="eager", strict=False)
-    masked_ids = inputs["input_ids"].clone()
-    masked_ids[0, focus] = tokenizer.mask_token_id
-    labels = torch.full_like(masked_ids, -100)
-    labels[0, focus] = inputs["input_ids"][0, focus]
-    pair = tokenizer(SENTENCE.replace("café", tokenizer.mask_token, 1), SHORT_SENTENCE, return_tensors="pt")
+    # A checkpoint without cls.* weights (all-MiniLM-L6-v2) keeps a seeded initialisation for them.
+    pretraining, info = BertForPreTraining.from_pretrained(checkpoint, attn_implementation="eager", strict=False,
+                                                           output_loading_info=True)
+    facts["heads.trained"] = "yes" if not any(k.startswith("cls.") for k in info["missing_keys"]) else "no"
+    masked_text = walk.sentence.replace(walk.focus_text, tokenizer.mask_token, 1)
+    target = inputs["input_ids"][0, focus]
+    pair = tokenizer(masked_text, walk.short_sentence, return_tensors="pt")
+    random_pair = tokenizer(masked_text, walk.random_sentence, return_tensors="pt")
     assert pair["input_ids"][0, focus] == tokenizer.mask_token_id
     pair_labels = torch.full_like(pair["input_ids"], -100)
-    pair_labels[0, focus] = inputs["input_ids"][0, focus]
+    pair_labels[0, focus] = target
     with torch.no_grad():
         out = pretraining(input_ids=pair["input_ids"], attention_mask=pair["attention_mask"],
                           token_type_ids=pair["token_type_ids"], labels=pair_labels, next_sentence_label=torch.tensor([0]))
+        random_nsp = pretraining(input_ids=random_pair["input_ids"], attention_mask=random_pair["attention_mask"],
+                                 token_type_ids=random_pair["token_type_ids"]).seq_relationship_logits  # (1, 2)
     mlm_logits, nsp_logits = out.prediction_logits, out.seq_relationship_logits
     mlm_loss = nn.functional.cross_entropy(mlm_logits.view(-1, config.vocab_size), pair_labels.view(-1))
     nsp_loss = nn.functional.cross_entropy(nsp_logits, torch.tensor([0]))
     assert torch.allclose(out.loss, mlm_loss + nsp_loss)
+    facts["masked_text"] = masked_text
     facts["pair.tokens"] = " ".join(tokenizer.convert_ids_to_tokens(pair["input_ids"][0].tolist()))
     facts["pair.types"] = str(pair["token_type_ids"][0].tolist())
     facts["mlm.shape"], facts["nsp.shape"] = _shape(mlm_logits), _shape(nsp_logits)
     facts["mlm.loss"], facts["nsp.loss"], facts["total.loss"] = f4(mlm_loss), f4(nsp_loss), f4(out.loss)
     facts["ln_V"], facts["ln_2"] = f4(math.log(config.vocab_size)), f4(math.log(2))
     facts["nsp.logits"] = vec(nsp_logits[0], 2)
-    target_rank = int((mlm_logits[0, focus] > mlm_logits[0, focus, inputs["input_ids"][0, focus]]).sum()) + 1
+    target_rank = int((mlm_logits[0, focus] > mlm_logits[0, focus, target]).sum()) + 1
     facts["mlm.rank"] = target_rank
+    # P(token at the mask) = softmax over the vocabulary of that position's logits
+    probabilities = torch.softmax(mlm_logits[0, focus], dim=-1)  # (V,)
+    top = probabilities.topk(TOP_K)
+    facts["mlm.top"] = "\n".join(
+        f"| {rank} | `{tokenizer.convert_ids_to_tokens(int(i))}` | {f4(p)} |"
+        for rank, (p, i) in enumerate(zip(top.values.tolist(), top.indices.tolist()), start=1))
+    facts["mlm.target_prob"] = f4(probabilities[target])
+    facts["mlm.best"] = tokenizer.convert_ids_to_tokens(int(top.indices[0]))
+    # P(IsNext) = softmax(NSP logits)[0]: label 0 means "B follows A"
+    facts["nsp.true_isnext"] = f4(torch.softmax(nsp_logits[0], -1)[0])
+    facts["nsp.random_isnext"] = f4(torch.softmax(random_nsp[0], -1)[0])
+    facts["random.tokens"] = " ".join(tokenizer.convert_ids_to_tokens(random_pair["input_ids"][0].tolist()))
 
     # 8. Parity with transformers, module by module
-    report = trace_texts([SENTENCE], checkpoint, compare=True)
+    report = trace_texts([walk.sentence], checkpoint, compare=True)
     compared = [d for d in report.diffs if d.compared]
     facts["parity.modules"] = len(compared)
     facts["parity.max"] = f4(max(d.max_abs_diff for d in compared))
@@ -389,92 +420,113 @@ def number_drift(committed: str, fresh: str, atol: float = DOC_ATOL, rtol: float
 # --------------------------------------------------------------------------------------
 
 
-def draw_pictures(facts: Facts, checkpoint: str, out_dir: str) -> list[str]:
-    """The figures both documents share; returns the files written."""
-    from .visualize import _matplotlib, attention_for_text, plot_attention, write_attention_html
+#: The pictures' own words, by document language.
+PICTURE_WORDS = {
+    "en": {"range": "colour range", "dims": "first {n} of H dimensions",
+           "embeddings": "BertEmbeddings: three table rows per token, summed, then LayerNorm (red > 0 > blue)",
+           "sum": "= sum", "mask.keys": "attention_mask (B, S): black 1 = token, white 0 = padding",
+           "mask.rows": ("sentence 0", "sentence 1"), "mask.key": "key position",
+           "mask.additive": "additive mask of sentence 1, broadcast over queries:\nwhite = 0 (keep), red = finfo(float32).min",
+           "mask.softmax": "layer 0, head {h}: softmax(scores + mask)\npadding columns get weight 0",
+           "gelu.hist": "layer 0: intermediate.dense outputs", "gelu.relu": "ReLU, for comparison",
+           "gelu.density": "density of x", "gelu.activation": "activation",
+           "gelu.title": "The feed-forward's activation: most inputs are negative and leave as ~0"},
+    "zh": {"range": "颜色范围", "dims": "H 维中的前 {n} 维",
+           "embeddings": "BertEmbeddings：每个 token 查三张表、相加，再做 LayerNorm（红 > 0 > 蓝）",
+           "sum": "= 三者之和", "mask.keys": "attention_mask (B, S)：黑 1 = token，白 0 = 填充",
+           "mask.rows": ("第 0 句", "第 1 句"), "mask.key": "key 的位置",
+           "mask.additive": "第 1 句的加性 mask，在 query 上广播：\n白 = 0（保留），红 = finfo(float32).min",
+           "mask.softmax": "第 0 层第 {h} 个头：softmax(分数 + mask)\n填充列的权重为 0",
+           "gelu.hist": "第 0 层 intermediate.dense 的输出", "gelu.relu": "ReLU（作对比）",
+           "gelu.density": "x 的分布密度", "gelu.activation": "激活值",
+           "gelu.title": "前馈层的激活：大多数输入是负数，出来约等于 0"},
+}
 
-    plt = _matplotlib()
+
+def _save(fig, path: str) -> str:
+    with staged_file(path) as staged:
+        fig.savefig(staged, dpi=90, format="png")
+    return path
+
+
+def draw_pictures(facts: Facts, checkpoint: str, out_dir: str, walk: Walk = WALKS["en"],
+                  language: str = "en") -> list[str]:
+    """The figures of one document, labelled in ``language``; returns the files written."""
+    from .visualize import attention_for_text, figure_fonts, plot_attention, write_attention_html
+
+    words = PICTURE_WORDS[language]
     os.makedirs(out_dir, exist_ok=True)
     written = []
-
-    # The embedding sum: five (T, 48) slices side by side.
     emb = facts.arrays["embeddings"]
-    tokens = emb["tokens"]
-    fig, axes = plt.subplots(1, 5, figsize=(17, 4.6), sharey=True)
-    panels = [("word_embeddings[x]", emb["word"]), ("+ token_type_embeddings[s]", emb["type"]),
-              ("+ position_embeddings[p]", emb["position"]), ("= sum", emb["sum"]), ("LayerNorm(sum)", emb["layernorm"])]
-    dims = 48
-    for ax, (title, values) in zip(axes, panels):
-        data = values[:, :dims].numpy()
-        limit = float(abs(data).max()) or 1.0
-        ax.imshow(data, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
-        ax.set_title(f"{title}\n(colour range ±{limit:.2f})", fontsize=9)
-        ax.set_xlabel(f"first {dims} of H dimensions", fontsize=8)
-        ax.set_yticks(range(len(tokens)), tokens, fontsize=8)
-    fig.suptitle("BertEmbeddings: three table rows per token, summed, then LayerNorm (red > 0 > blue)", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
-    path = os.path.join(out_dir, "embeddings.png")
-    with staged_file(path) as staged:
-        fig.savefig(staged, dpi=90, format="png")
-    plt.close(fig)
-    written.append(path)
-
-    # The mask: which keys each sequence may attend, the additive mask, what softmax makes of it.
     mask = facts.arrays["mask"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 5), gridspec_kw={"width_ratios": [1.2, 1.2, 1.2]})
-    m = mask["attention_mask"].numpy()
-    axes[0].imshow(m, cmap="Greys", vmin=0, vmax=1, aspect="auto")
-    axes[0].set_title("attention_mask (B, S): black 1 = token, white 0 = padding", fontsize=9)
-    axes[0].set_yticks(range(m.shape[0]), ["sentence 0", "sentence 1"], fontsize=8)
-    axes[0].set_xlabel("key position", fontsize=8)
-    extended = mask["extended"].numpy()
-    axes[1].imshow((extended[None, :] < 0).repeat(len(mask["tokens"]), 0), cmap="Reds", vmin=0, vmax=1, aspect="auto")
-    axes[1].set_title("additive mask of sentence 1, broadcast over queries:\nwhite = 0 (keep), red = finfo(float32).min", fontsize=9)
-    axes[1].set_yticks(range(len(mask["tokens"])), mask["tokens"], fontsize=8)
-    axes[1].set_xticks(range(len(mask["tokens"])), mask["tokens"], rotation=90, fontsize=8)
-    axes[2].imshow(mask["probs"].numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    axes[2].set_title(f"layer 0, head {FOCUS_HEAD}: softmax(scores + mask)\npadding columns get weight 0", fontsize=9)
-    axes[2].set_yticks(range(len(mask["tokens"])), mask["tokens"], fontsize=8)
-    axes[2].set_xticks(range(len(mask["tokens"])), mask["tokens"], rotation=90, fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "mask.png")
-    with staged_file(path) as staged:
-        fig.savefig(staged, dpi=90, format="png")
-    plt.close(fig)
-    written.append(path)
+    tokens = emb["tokens"]
+    labels = "".join(str(w) for w in words.values()) + "".join(tokens) + "".join(mask["tokens"])
+    with figure_fonts(labels) as plt:
+        # The embedding sum: five (T, 48) slices side by side.
+        fig, axes = plt.subplots(1, 5, figsize=(17, 4.6), sharey=True)
+        panels = [("word_embeddings[x]", emb["word"]), ("+ token_type_embeddings[s]", emb["type"]),
+                  ("+ position_embeddings[p]", emb["position"]), (words["sum"], emb["sum"]),
+                  ("LayerNorm(sum)", emb["layernorm"])]
+        dims = 48
+        for ax, (title, values) in zip(axes, panels):
+            data = values[:, :dims].numpy()
+            limit = float(abs(data).max()) or 1.0
+            ax.imshow(data, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+            ax.set_title(f"{title}\n({words['range']} ±{limit:.2f})", fontsize=9)
+            ax.set_xlabel(words["dims"].format(n=dims), fontsize=8)
+            ax.set_yticks(range(len(tokens)), tokens, fontsize=8)
+        fig.suptitle(words["embeddings"], fontsize=11)
+        fig.tight_layout(rect=(0, 0, 1, 0.94))
+        written.append(_save(fig, os.path.join(out_dir, "embeddings.png")))
+        plt.close(fig)
 
-    # The feed-forward's GELU: where the pre-activations lie on the curve.
-    ffn = facts.arrays["ffn"]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    x = torch.linspace(-5, 5, 500)
-    ax.hist(ffn["pre"].flatten().numpy(), bins=120, range=(-5, 5), density=True, color="#9ecae1",
-            label="layer 0: intermediate.dense outputs")
-    ax2 = ax.twinx()
-    ax2.plot(x.numpy(), nn.functional.gelu(x).numpy(), color="#d62728", label="GELU(x) = x·Φ(x)")
-    ax2.plot(x.numpy(), torch.relu(x).numpy(), color="#555555", linestyle=":", label="ReLU, for comparison")
-    ax.set_xlabel("x")
-    ax.set_ylabel("density of x")
-    ax2.set_ylabel("activation")
-    lines = ax.get_legend_handles_labels()
-    lines2 = ax2.get_legend_handles_labels()
-    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8)
-    ax.set_title("The feed-forward's activation: most inputs are negative and leave as ~0", fontsize=10)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "gelu.png")
-    with staged_file(path) as staged:
-        fig.savefig(staged, dpi=90, format="png")
-    plt.close(fig)
-    written.append(path)
+        # The mask: which keys each sequence may attend, the additive mask, what softmax makes of it.
+        fig, axes = plt.subplots(1, 3, figsize=(16, 5), gridspec_kw={"width_ratios": [1.2, 1.2, 1.2]})
+        m = mask["attention_mask"].numpy()
+        axes[0].imshow(m, cmap="Greys", vmin=0, vmax=1, aspect="auto")
+        axes[0].set_title(words["mask.keys"], fontsize=9)
+        axes[0].set_yticks(range(m.shape[0]), words["mask.rows"], fontsize=8)
+        axes[0].set_xlabel(words["mask.key"], fontsize=8)
+        extended = mask["extended"].numpy()
+        short = mask["tokens"]
+        axes[1].imshow((extended[None, :] < 0).repeat(len(short), 0), cmap="Reds", vmin=0, vmax=1, aspect="auto")
+        axes[1].set_title(words["mask.additive"], fontsize=9)
+        axes[2].imshow(mask["probs"].numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+        axes[2].set_title(words["mask.softmax"].format(h=FOCUS_HEAD), fontsize=9)
+        for ax in axes[1:]:
+            ax.set_yticks(range(len(short)), short, fontsize=8)
+            ax.set_xticks(range(len(short)), short, rotation=90, fontsize=8)
+        fig.tight_layout()
+        written.append(_save(fig, os.path.join(out_dir, "mask.png")))
+        plt.close(fig)
 
-    # Attention maps: layer 0 of the English sentence, one head of the Chinese one.
+        # The feed-forward's GELU: where the pre-activations lie on the curve.
+        ffn = facts.arrays["ffn"]
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        x = torch.linspace(-5, 5, 500)
+        ax.hist(ffn["pre"].flatten().numpy(), bins=120, range=(-5, 5), density=True, color="#9ecae1",
+                label=words["gelu.hist"])
+        ax2 = ax.twinx()
+        ax2.plot(x.numpy(), nn.functional.gelu(x).numpy(), color="#d62728", label="GELU(x) = x·Φ(x)")
+        ax2.plot(x.numpy(), torch.relu(x).numpy(), color="#555555", linestyle=":", label=words["gelu.relu"])
+        ax.set_xlabel("x")
+        ax.set_ylabel(words["gelu.density"])
+        ax2.set_ylabel(words["gelu.activation"])
+        lines = ax.get_legend_handles_labels()
+        lines2 = ax2.get_legend_handles_labels()
+        ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8)
+        ax.set_title(words["gelu.title"], fontsize=10)
+        fig.tight_layout()
+        written.append(_save(fig, os.path.join(out_dir, "gelu.png")))
+        plt.close(fig)
+
+    # Attention maps of layer 0: every head, and the interactive page.
     model = BertModel.from_pretrained(checkpoint)
     tokenizer = BertTokenizer.from_pretrained(checkpoint)
-    maps = attention_for_text(model, tokenizer, SENTENCE)
-    written.append(plot_attention(maps, 0, None, os.path.join(out_dir, "attention-layer0.png")))
-    written.append(write_attention_html(maps, SENTENCE, os.path.join(out_dir, "attention.html"), layer=0))
-    zh = attention_for_text(model, tokenizer, CHINESE_SENTENCE)
-    written.append(plot_attention(zh, 0, FOCUS_HEAD, os.path.join(out_dir, "attention-zh.png")))
-    written.append(write_attention_html(zh, CHINESE_SENTENCE, os.path.join(out_dir, "attention-zh.html"), layer=0))
+    maps = attention_for_text(model, tokenizer, walk.sentence)
+    written.append(plot_attention(maps, 0, None, os.path.join(out_dir, "attention-layer0.png"), language=language))
+    written.append(write_attention_html(maps, walk.sentence, os.path.join(out_dir, "attention.html"), layer=0,
+                                        language=language))
     return written
 
 
@@ -488,13 +540,30 @@ class Document:
     template: str  # relative to the repository root
     output: str
     root: str  # from the output's folder back to the repository root
-    images: str  # from the output's folder to IMAGE_DIR
+    images: str  # from the output's folder to its pictures
+    image_dir: str  # its pictures, relative to the repository root
 
 
 DOCUMENTS = {
-    "en": Document("docs/templates/walkthrough.en.md", "docs/walkthrough.md", "../", "images/walkthrough"),
-    "zh": Document("docs/templates/walkthrough.zh.md", "docs/zh/walkthrough.md", "../../", "../images/walkthrough"),
+    "en": Document("docs/templates/walkthrough.en.md", "docs/walkthrough.md", "../", "images/walkthrough", IMAGE_DIR),
+    "zh": Document("docs/templates/walkthrough.zh.md", "docs/zh/walkthrough.md", "../../", "../images/walkthrough/zh",
+                   os.path.join(IMAGE_DIR, "zh")),
 }
+
+
+def walk_checkpoints() -> dict[str, tuple[str, str | None]]:
+    """Each document's checkpoint, and the one whose vocabulary it compares: the English walk
+    on all-MiniLM-L6-v2, the Chinese walk on the Chinese BERT (beside MiniLM's vocabulary)."""
+    from ..checkpoints.bundled import chinese_checkpoint_dir, default_checkpoint_dir
+
+    return {"en": (default_checkpoint_dir(), None), "zh": (chinese_checkpoint_dir(), default_checkpoint_dir())}
+
+
+def all_facts() -> dict[str, Facts]:
+    """``compute_facts`` of every document, on its checkpoint."""
+    return {language: compute_facts(checkpoint, WALKS[language], other)
+            for language, (checkpoint, other) in walk_checkpoints().items()}
+
 
 #: The tokenizer's stage names as each document prints them.
 STAGE_NAMES = {
@@ -513,8 +582,8 @@ def fingerprint(root: str) -> str:
     return sources_fingerprint(root, SOURCES)
 
 
-def render_documents(root: str, facts: Facts) -> dict[str, str]:
-    """Output path (relative to ``root``) -> the document's text."""
+def render_documents(root: str, facts: dict[str, Facts]) -> dict[str, str]:
+    """Output path (relative to ``root``) -> the document's text, from each language's facts."""
     documents = {}
     stamp = fingerprint(root)
     for language, doc in DOCUMENTS.items():
@@ -522,9 +591,9 @@ def render_documents(root: str, facts: Facts) -> dict[str, str]:
             template = f.read()
         header = (f"<!-- generated by tools/walkthrough.py from {doc.template}: edit the template, then run "
                   f"`.venv/bin/python tools/walkthrough.py`. sources fingerprint: {stamp} -->")
-        extra = {"header": header, "root": doc.root, "images": doc.images, "SHOWN": str(SHOWN)}
+        extra = {"header": header, "root": doc.root, "images": doc.images, "SHOWN": str(SHOWN), "TOP_K": str(TOP_K)}
         extra.update({f"stage.{name}": shown for name, shown in STAGE_NAMES[language].items()})
-        documents[doc.output] = render(template, facts, extra)
+        documents[doc.output] = render(template, facts[language], extra)
     return documents
 
 

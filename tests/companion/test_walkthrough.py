@@ -12,7 +12,7 @@ from PIL import Image
 
 from mini_hf_bert.parity.compare import DOC_ATOL
 from mini_hf_bert.companion.visualize import external_references
-from mini_hf_bert.companion.walkthrough import DOCUMENTS, compute_facts, fingerprint, image_references, number_drift, render_documents
+from mini_hf_bert.companion.walkthrough import DOCUMENTS, all_facts, fingerprint, image_references, number_drift, render_documents
 from ..paths import ROOT
 
 REGENERATE = "regenerate with `.venv/bin/python tools/walkthrough.py`"
@@ -24,8 +24,8 @@ def _read(path: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def fresh(minilm_dir) -> dict[str, str]:
-    return render_documents(ROOT, compute_facts(minilm_dir))
+def fresh() -> dict[str, str]:
+    return render_documents(ROOT, all_facts())
 
 
 @pytest.mark.parametrize("language", sorted(DOCUMENTS))
@@ -60,7 +60,7 @@ def test_every_source_link_points_at_what_it_names():
     """[`Name`](...modeling_bert.py#L123) must land on the line that defines Name."""
     for doc in DOCUMENTS.values():
         text = _read(doc.output)
-        links = re.findall(r"\[`([\w.]+)`\]\(([^)#]+\.py)#L(\d+)\)", text)
+        links = re.findall(r"\[`([\w.]+)`\]\(([^)#:]+\.py)#L(\d+)\)", text)  # local files (no scheme)
         assert len(links) >= 15
         for name, target, line in links:
             path = os.path.normpath(os.path.join(ROOT, os.path.dirname(doc.output), target))
@@ -69,15 +69,29 @@ def test_every_source_link_points_at_what_it_names():
             assert re.match(rf"\s*(class|def) {name.split('.')[-1]}\b", source_line), (doc.output, name, source_line)
 
 
-def test_the_chinese_walkthrough_is_chinese_and_shows_the_cjk_rule():
+def test_the_chinese_walkthrough_follows_chinese_through_the_chinese_model():
     text = _read(DOCUMENTS["zh"].output)
     prose = re.sub(r"```.*?```|\|.*?\n|\$\$.*?\$\$|`[^`]*`|\[[^\]]*\]\([^)]*\)", "", text, flags=re.S)
     letters = [c for c in prose if c.isalpha()]
     chinese = [c for c in letters if "\u4e00" <= c <= "\u9fff"]
     assert len(chinese) > 0.6 * len(letters), "the prose should be Chinese"
     assert "（Masked LM）" in text and "（CJK split）" in text  # English terms in parentheses, where code uses them
-    assert "| WordPiece | `北 · 京 · [UNK] · 中 · 国 · 的 · [UNK] · 都 · 。` |" in text
-    assert "attention-zh.png" in text
+    # The Chinese model reads every character; the English vocabulary, shown beside it, loses two.
+    assert "| WordPiece | `北 · 京 · 是 · 中 · 国 · 的 · 首 · 都 · 。` |" in text
+    assert "`[CLS] 北 京 [UNK] 中 国 的 [UNK] 都 。 [SEP]`，其中 2 个 `[UNK]`" in text
+    assert "这里有 0 个 `[UNK]`" in text and "[UNK]" not in re.search(r"\| 位置 \| token \| id \|.*?\n\n", text, re.S).group()
+    # A real masked-LM step (five candidates with probabilities) and a real NSP step (two pairs).
+    top = re.findall(r"^\| (\d) \| `(.+?)` \| (\d\.\d{4}) \|$", text, re.M)
+    assert [int(rank) for rank, _, _ in top] == [1, 2, 3, 4, 5]
+    probabilities = [float(p) for _, _, p in top]
+    assert probabilities == sorted(probabilities, reverse=True) and sum(probabilities) <= 1.0
+    is_next = re.findall(r"（(真的下一句|随机一句)） \| (\d\.\d{4}) \|", text)
+    assert [kind for kind, _ in is_next] == ["真的下一句", "随机一句"]
+    # Every class the notes read links to its line in 3.4.0 (the lines: test_reading_beside_340.py).
+    for name in ("BertEmbeddings", "BertSelfAttention", "BertSelfOutput", "BertAttention", "BertIntermediate",
+                 "BertOutput", "BertLayer", "BertEncoder", "BertPooler", "BertModel", "BertForPreTraining"):
+        assert re.search(rf"\[`{name}`\]\(https://github\.com/huggingface/transformers/blob/v3\.4\.0/", text), name
+    assert "images/walkthrough/zh/attention-layer0.png" in text
 
 
 def test_number_drift_can_fail():
