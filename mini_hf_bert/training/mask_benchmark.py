@@ -83,6 +83,13 @@ class CountModel:
         return guesses
 
 
+    def seen(self, item: "MaskedSentence") -> bool:
+        """Whether the counted text held ``item``'s answer between the same two neighbours:
+        the trigram level can then answer from memory."""
+        padded = [EDGE, *item.tokens, EDGE]
+        return self.between.get((padded[item.position], padded[item.position + 2]), Counter())[item.answer] > 0
+
+
 @dataclass(frozen=True)
 class MaskedSentence:
     """A sentence's tokens with one position to guess.

@@ -40,6 +40,15 @@ def test_the_sentence_edges_are_neighbours_too():
     assert model.top_k(EDGE, "来", 1) == ["我"] and model.top_k("来", EDGE, 1) == ["了"]
 
 
+def test_seen_says_whether_the_trigram_was_counted():
+    model = CountModel(SENTENCES)
+    assert model.seen(MaskedSentence(tuple("北京是中国的首都"), 6))  # 的首都 was counted
+    assert not model.seen(MaskedSentence(tuple("中国的首府"), 3))  # 首 before 府: never
+    assert model.seen(MaskedSentence(tuple("他的家"), 2))  # only the neighbours count: 的 家 [edge], as in 我的家
+    assert not model.seen(MaskedSentence(tuple("他的书房"), 2))  # 书 was counted before the edge, not before 房
+    assert model.seen(MaskedSentence(tuple("我的家"), 2)) and model.seen(MaskedSentence(tuple("我的家"), 0))  # edges too
+
+
 def test_masked_sentences_mask_one_chinese_character_and_skip_short_sentences():
     tokenizer = BertTokenizer(vocab={t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"中国的首都是北京，。", "2", "##0"])})
     items = masked_sentences(["北京是中国的首都。", "中国。", "2020，北京。"], tokenizer, 10, seed=0)
