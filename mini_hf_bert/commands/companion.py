@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..checkpoints.bundled import CHINESE_DEFAULT_REASON
+from ..companion.languages import CHINESE_DEFAULT_REASON
 from .arguments import ANY_FORM, regex, checkpoint_source
 
 
@@ -83,7 +83,7 @@ def run_trace(args: argparse.Namespace) -> int:
 
 
 def run_tokenize(args: argparse.Namespace) -> int:
-    from ..checkpoints.bundled import checkpoint_for_text
+    from ..companion.languages import checkpoint_for_text
     from ..checkpoints.convert import tokenizer_for
     from ..companion.tokenize_explain import explain_tokenization, format_tokenization, format_tokens
 

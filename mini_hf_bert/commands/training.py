@@ -98,7 +98,7 @@ SAMPLE_DOCUMENTS = 50
 
 
 def run_show_instances(args: argparse.Namespace) -> int:
-    from ..checkpoints.bundled import checkpoint_for_text
+    from ..companion.languages import checkpoint_for_text
     from ..checkpoints.convert import tokenizer_for
     from ..training import pretraining_data
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..checkpoints.bundled import checkpoint_for_text
+from .languages import checkpoint_for_text
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
 from ..modeling_bert import BertModel
 from ..parity.compare import load_transformers_bert

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from ..checkpoints.bundled import checkpoint_for_text, text_language
+from .languages import checkpoint_for_text, text_language
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
 from ..file_utils import staged_file, write_text
 from ..modeling_bert import BertModel

@@ -219,7 +219,7 @@ def _cli(*argv: str) -> tuple[int, str, str]:
 
 def test_attention_command_writes_both(tmp_path):
     png, page = tmp_path / "a.png", tmp_path / "a.html"
-    code, out, err = _cli("attention", "北京是中国的首都。", "--layer", "5", "--head", "0", "--out", str(png), "--html", str(page))
+    code, out, err = _cli("attention", "北京是中国的首都。", "--layer", "3", "--head", "0", "--out", str(png), "--html", str(page))
     assert code == 0, err
     assert out.splitlines() == [f"wrote {png}", f"wrote {page}"]
     _not_blank(png)
