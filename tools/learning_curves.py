@@ -34,6 +34,10 @@ sys.path.insert(0, ROOT)
 from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "training", "learning_curves.json")
+#: What the runs' numbers depend on (beside the model, whose SHA-256 each file records):
+#: the file records their fingerprint, and the docs' test compares it with today's.
+SOURCES = ("tools/learning_curves.py", "mini_hf_bert/training/finetuning.py", "mini_hf_bert/training/trainer.py",
+           "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/optimization.py")
 TASKS = ("sentiment", "ner")
 #: Labelled training examples per point; None is all of them (15,627 reviews, 39,893 sentences).
 SIZES = (100, 300, 1000, 3000, None)
@@ -77,7 +81,18 @@ def snownlp_sentiment() -> dict:
     return {"accuracy": correct / len(test), "reviews": len(test)}
 
 
-def merge(paths: list[str], out: str) -> None:
+def stamp(results: dict, checkpoint: str) -> dict:
+    """``results`` with the fingerprint of ``SOURCES`` and the model's SHA-256."""
+    import hashlib
+
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint
+
+    with open(os.path.join(checkpoint, "model.safetensors"), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return {**results, "sources_fingerprint": sources_fingerprint(ROOT, SOURCES), "model_safetensors_sha256": digest}
+
+
+def merge(paths: list[str], out: str, checkpoint: str) -> None:
     """The runs (and snownlp's score) of ``paths`` added to ``out``; a run two files hold
     must agree, or nothing is written."""
     results: dict = {"runs": {}}
@@ -92,7 +107,7 @@ def merge(paths: list[str], out: str) -> None:
                 raise SystemExit(f"{path}: {name} is {run['value']}, but {out} has {results['runs'][name]['value']}")
             results["runs"][name] = run
         results.update({k: v for k, v in other.items() if k != "runs"})
-    write_text(out, json.dumps(results, indent=1) + "\n")
+    write_text(out, json.dumps(stamp(results, checkpoint), indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -105,10 +120,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from mini_hf_bert.checkpoints.bundled import chinese_checkpoint_dir
 
-    if args.merge:
-        merge(args.merge, args.out)
-        return
     checkpoint = args.checkpoint or chinese_checkpoint_dir()
+    if args.merge:
+        merge(args.merge, args.out, checkpoint)
+        return
     if args.quick:
         STEPS.update({100: 20, 300: 20})
     results: dict = {"runs": {}}
@@ -127,11 +142,11 @@ def main(argv: list[str] | None = None) -> None:
                             continue
                         results["runs"][name] = run_one(task, size, seed, start, checkpoint, work)
                         os.makedirs(os.path.dirname(args.out), exist_ok=True)
-                        write_text(args.out, json.dumps(results, indent=1) + "\n")
+                        write_text(args.out, json.dumps(stamp(results, checkpoint), indent=1) + "\n")
                         sys.stdout.write(f"{name}: {results['runs'][name]['value']:.4f}\n")
         if "snownlp" not in results and args.task in (None, "sentiment"):
             results["snownlp"] = snownlp_sentiment()
-            write_text(args.out, json.dumps(results, indent=1) + "\n")
+            write_text(args.out, json.dumps(stamp(results, checkpoint), indent=1) + "\n")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -6,6 +6,7 @@ at the end of every full run; its rules are tested here)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 
@@ -180,21 +181,30 @@ def test_sources_fingerprint_ignores_prose_but_not_code(tmp_path):
         sources_fingerprint(str(tmp_path), ["nothing.py"])
 
 
-def test_training_results_doc_was_measured_with_the_current_code():
-    tool = _tool("training_report")
-    doc = _read("docs/training_results.md")
-    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
-    assert match and match.group(1) == tool.sources_fingerprint(), (
-        "the training code or its report changed since docs/training_results.md was measured: "
-        "run .venv/bin/python tools/training_report.py (about 15 minutes)"
-    )
-    # What the doc must show: Google's mixed MLM accuracy above the frequencies-only guess by the
-    # last evaluation (the copied 10%), and fine-tuning from the pre-trained model at least as good
-    # as the majority class.
-    rows = re.findall(r"^\| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
-    assert rows and float(rows[-1][1]) > float(rows[-1][3]), rows
-    sentiment = re.search(r"^\| sentiment .*? \| accuracy \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", doc, flags=re.M)
-    assert sentiment and float(sentiment.group(1)) >= float(sentiment.group(3)), sentiment
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_training_results_doc_is_the_rendering_of_the_current_measurements(language):
+    """docs/training_results.md (and docs/zh/) is what tools/chinese_bert_report.py renders
+    from the recorded measurements, which were taken of the shipped model with today's code."""
+    tool = _tool("chinese_bert_report")
+    rerun = "run .venv/bin/python tools/chinese_bert_report.py (the learning curves: tools/learning_curves.py)"
+    measured = tool.load("chinese_bert.json")
+    with open(os.path.join(tool.CHINESE_CHECKPOINT, "recipe.json"), encoding="utf-8") as f:
+        recipe = json.load(f)
+    assert measured["model_safetensors_sha256"] == recipe["model_safetensors_sha256"], (
+        f"docs/training/chinese_bert.json measured another model than the one shipped: {rerun}")
+    assert measured["sources_fingerprint"] == tool.sources_fingerprint(), f"the measuring code changed since: {rerun}"
+    curves, study, masking = tool.load("learning_curves.json"), tool.load("plateau_study.json"), tool.load("masking_study.json")
+    curves_tool = _tool("learning_curves")
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint
+
+    assert curves["sources_fingerprint"] == sources_fingerprint(ROOT, curves_tool.SOURCES), (
+        f"fine-tuning changed since the learning curves were measured: {rerun}")
+    assert curves["model_safetensors_sha256"] == recipe["model_safetensors_sha256"], rerun
+    doc = _read(tool.DOCS[language].replace(ROOT + os.sep, ""))
+    assert doc == tool.render(language, measured, recipe, curves, study, masking), f"{tool.DOCS[language]} is stale: {rerun}"
+    # What the page must show: the learning curve's picture, and every target with its measurement.
+    assert "learning_curves" in doc
+    assert len(re.findall(r"^\| .+ \| ≥ [\d.]+ \| [+\-]?[\d.]+ \| [✓✗] \|$", doc, flags=re.M)) == 9
 
 
 def test_performance_doc_was_measured_with_the_current_code():
