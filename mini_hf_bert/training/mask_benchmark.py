@@ -15,7 +15,8 @@ that does not beat this model has learned nothing a transformer was needed for.
 [MASK]; ``top_k_accuracy`` scores any guesser on it, this model or a BERT
 (``bert_guesser``). ``masked_character_accuracy`` is pre-training's own task on held-out
 text (15% of the characters masked at once, [MASK] positions only), and ``unk_rate``
-how much of a text a vocabulary cannot spell.
+how much of a text a vocabulary cannot spell. ``held_out_sentences`` is the text they
+read: the fixed test split's, which pre-training never reads.
 """
 
 from __future__ import annotations
@@ -235,3 +236,14 @@ def unk_rate(tokenizer: BertTokenizer, sentences: Iterable[str]) -> float:
         unknown += sum(token == tokenizer.unk_token for token in tokens)
         total += len(tokens)
     return unknown / max(total, 1)
+
+
+def held_out_sentences() -> dict[str, list[str]]:
+    """The fixed test split's text (``corpora``): People's Daily sentences, and whole reviews.
+
+    transformers: none
+    """
+    from .corpora import peoples_daily_documents, review_documents
+
+    return {"peoples-daily": [s for d in peoples_daily_documents(split="test") for s in d],
+            "reviews": ["".join(d) for d in review_documents("test")]}

@@ -200,6 +200,12 @@ def test_training_results_doc_is_the_rendering_of_the_current_measurements(langu
     assert curves["sources_fingerprint"] == sources_fingerprint(ROOT, curves_tool.SOURCES), (
         f"fine-tuning changed since the learning curves were measured: {rerun}")
     assert curves["model_safetensors_sha256"] == recipe["model_safetensors_sha256"], rerun
+    study_tool = _tool("pretraining_study")
+    for name, recorded, sources in (("masking_study.json", masking, study_tool.MASKING_SOURCES),
+                                    ("plateau_study.json", study, study_tool.PLATEAU_SOURCES)):
+        assert recorded is not None, f"docs/training/{name} is missing: run tools/pretraining_study.py"
+        assert recorded["sources_fingerprint"] == sources_fingerprint(ROOT, sources), (
+            f"the code docs/training/{name} was measured with has changed since: run tools/pretraining_study.py")
     doc = _read(tool.DOCS[language].replace(ROOT + os.sep, ""))
     assert doc == tool.render(language, measured, recipe, curves, study, masking), f"{tool.DOCS[language]} is stale: {rerun}"
     # What the page must show: the learning curve's picture, and every target with its measurement.
