@@ -350,6 +350,48 @@ def plateau_lines(study: dict, images: str, suffix: str, t) -> list[str]:
     return lines
 
 
+def sentiment_limit_lines(curves: dict, masking: dict, recipe: dict, t) -> list[str]:
+    """What limits the sentiment gain, measured: the gain at the masking study's labels and
+    seeds from three amounts of pre-training (phase 1 alone, a short phase 2, the shipped one)."""
+    runs, labels, seeds = masking["runs"], masking["labels"], masking["seeds"]
+    if "phase 1 alone" not in runs or "characters" not in runs:
+        return []
+
+    def shipped(task: str, start: str) -> float:
+        return statistics.mean(r["value"] for r in curves["runs"].values() if r["task"] == task
+                               and r["size"] == labels and r["start"] == start and r["seed"] in seeds)
+
+    hours = {phase: entry["seconds"] / 3600 for phase, entry in recipe["phases"].items()}
+    lines, still_growing = [], {}
+    for task, en, zh in (("sentiment", "sentiment", "情感分类"), ("ner", "entity F1", "实体 F1")):
+        random_start = shipped(task, "random")
+        gains = [statistics.mean(runs["phase 1 alone"]["finetuned"][task]) - random_start,
+                 statistics.mean(runs["characters"]["finetuned"][task]) - random_start,
+                 shipped(task, "pretrained") - random_start]
+        growing = still_growing[task] = gains[0] < gains[1] < gains[2]
+        steps = (f"{gains[0]:+.3f} after phase 1 alone ({hours['phase1']:.1f} h), {gains[1]:+.3f} after "
+                 f"{masking['steps']} phase-2 steps, {gains[2]:+.3f} after the shipped "
+                 f"{recipe['phases']['phase2']['steps']:,} ({hours['phase1'] + hours['phase2']:.1f} h)")
+        steps_zh = (f"仅第一阶段（{hours['phase1']:.1f} 小时）{gains[0]:+.3f}，第二阶段 {masking['steps']} 步后 "
+                    f"{gains[1]:+.3f}，发布模型的 {recipe['phases']['phase2']['steps']:,} 步后"
+                    f"（共 {hours['phase1'] + hours['phase2']:.1f} 小时）{gains[2]:+.3f}")
+        lines.append(t(f"{en}: {steps}" + (": it grows with every step of pre-training." if growing
+                                             else ": it does not grow with pre-training throughout."),
+                       f"{zh}：{steps_zh}" + ("，预训练每多一段都在增长。" if growing else "，并非随预训练一直增长。")))
+    return ["", t(f"What limits the sentiment gain: the gain over random weights at {labels:,} labels (seeds "
+                  f"{', '.join(map(str, seeds))}) from three amounts of the same pre-training "
+                  "(`tools/pretraining_study.py --masking` and the learning curves):",
+                  f"情感分类的提升受什么限制：同样的预训练做到三个不同的量，{labels:,} 个标签时（种子 "
+                  f"{', '.join(map(str, seeds))}）比随机权重高出多少（`tools/pretraining_study.py --masking` 和学习曲线）："),
+            ""] + [f"- {line}" for line in lines] + ["", t(
+        f"The sentiment gain was still growing when pre-training stopped: the {sum(hours.values()):.1f}-hour budget "
+        "on 2 cores limits it." if still_growing["sentiment"] else
+        "The sentiment gain stopped growing before pre-training ended: more of the same pre-training is not "
+        "what it lacks.",
+        f"预训练停下时情感分类的提升还在增长：限制它的是 2 核上 {sum(hours.values()):.1f} 小时的预训练预算。"
+        if still_growing["sentiment"] else "预训练结束之前，情感分类的提升就不再增长了：它缺的不是更多同样的预训练。")]
+
+
 def masking_lines(masking: dict, recipe: dict, curves: dict | None, t) -> list[str]:
     """The masking study's table; which masking won, by how much, on how many measures;
     and what longer pre-training gives fine-tuning (phase 1 alone, then more phase-2 steps)."""
@@ -565,6 +607,8 @@ def render(language: str, measured: dict, recipe: dict, curves: dict | None, stu
                         "ner": t("entities (F1)", "命名实体（F1）")}[task]
                 lines.append(f"| {name} | {size or t('all', '全部')} | {_pct(pre)} | {_pct(rnd)} | {pre - rnd:+.3f} | "
                              f"{_pct(majority)} | {seeds} |")
+        if masking:
+            lines += sentiment_limit_lines(curves, masking, recipe, t)
         bag = measured.get("sentiment_bag_of_characters")
         if bag:
             lines += ["", t(f"Beside them, with no neural network: a naive Bayes over the characters of each review, trained "
