@@ -8,10 +8,10 @@ checkpoint was saved from, ``AutoModelForMaskedLM`` a ``BertForMaskedLM``. mini_
 implements BERT only, so a checkpoint of another model type is refused, with a message
 saying so, before anything is built.
 
-One difference, on purpose: loading is strict, as everywhere here. Where transformers
-silently initialises a head the checkpoint lacks (``AutoModelForSequenceClassification``
-on a pre-training checkpoint), this raises and names the missing weights; pass
-``strict=False`` to get transformers' behaviour, with the fresh weights reported.
+Loading is as transformers': a head the checkpoint lacks
+(``AutoModelForSequenceClassification`` on a pre-training checkpoint) is initialised anew
+with transformers' warning naming its weights. Weights of the encoder itself that the
+checkpoint lacks are an error unless ``strict=False``, as everywhere here.
 """
 
 from __future__ import annotations

@@ -205,11 +205,6 @@ class BertConfig:
                 raise ConfigError(f"BertConfig.{name} must be positive, got {value}")
             if value > MAX_SIZE:
                 raise ConfigError(f"BertConfig.{name} must be at most {MAX_SIZE} (a tensor dimension), got {value}")
-        if self.hidden_size % self.num_attention_heads != 0:
-            raise ConfigError(
-                f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
-                f"({self.num_attention_heads}): each head gets hidden_size / num_attention_heads dimensions"
-            )
         if not isinstance(self.hidden_act, str) or self.hidden_act not in ACT2FN:
             raise ConfigError(
                 f"BertConfig.hidden_act {self.hidden_act!r} is not a known activation; "
@@ -260,6 +255,54 @@ class BertConfig:
         if not isinstance(self.attn_implementation, str):
             raise ConfigError(f"BertConfig.attn_implementation must be a string, got {self.attn_implementation!r}")
 
+    def validate_for_model(self) -> None:
+        """``validate``, plus what only a model needs: sizes that must fit one another.
+
+        Kept apart from ``validate`` because transformers and Google accept such a config
+        and refuse the *model* (Google's own tests write ``hidden_size=37`` with 12 heads).
+        """
+        self.validate()
+        if self.hidden_size % self.num_attention_heads != 0:
+            raise ConfigError(
+                f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by num_attention_heads "
+                f"({self.num_attention_heads}) to build a model: each head gets hidden_size / num_attention_heads dimensions"
+            )
+
+    # ------------------------------------------------- transformers' config API
+    @property
+    def use_return_dict(self) -> bool:
+        """transformers' name for ``return_dict`` (its ``PretrainedConfig.use_return_dict``)."""
+        return self.return_dict
+
+    def get_text_config(self, decoder: bool | None = None, encoder: bool | None = None) -> "BertConfig":
+        """The config of the text model: for BERT, itself (transformers asks every config
+        this, for multimodal ones; Trainer and sentence-transformers call it)."""
+        return self
+
+    def update(self, values: dict[str, Any]) -> None:
+        """Set several fields from a dict, as transformers' ``PretrainedConfig.update``;
+        keys that are not fields go to ``extra``. The result is checked as a whole."""
+        if not isinstance(values, dict):
+            raise TypeError(f"BertConfig.update takes a dict, got {type(values).__name__}")
+        before = dataclasses.replace(self)
+        for key, value in values.items():
+            if key in self.field_names():
+                setattr(self, key, value)
+            else:
+                self.extra[key] = value
+        try:
+            if "num_labels" in values or "id2label" in values:
+                if "num_labels" in values and "id2label" not in values:
+                    self.id2label = None
+                self.label2id = values.get("label2id")
+                self._settle_labels()
+            self.validate()
+            self._settle_pruned_heads()
+        except ConfigError:
+            for f in dataclasses.fields(self):  # refused: leave the config as it was
+                setattr(self, f.name, getattr(before, f.name))
+            raise
+
     @staticmethod
     def _check_probability(name: str, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
@@ -309,8 +352,11 @@ class BertConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     @classmethod
-    def from_json_file(cls, path: str | os.PathLike, **overrides: Any) -> "BertConfig":
-        """Read an HF ``config.json`` or a Google ``bert_config.json`` (detected by its keys)."""
+    def from_json_file(cls, path: str | os.PathLike, check_model: bool = False, **overrides: Any) -> "BertConfig":
+        """Read an HF ``config.json`` or a Google ``bert_config.json`` (detected by its keys).
+
+        ``check_model=True`` also applies ``validate_for_model`` (for a caller about to build
+        the model), so that error names the file too."""
         path = os.fspath(path)
         unknown = [name for name in overrides if name not in cls.field_names()]
         if unknown:  # the caller's typo, not the file's: a TypeError about the argument
@@ -330,9 +376,10 @@ class BertConfig:
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: a BERT config must be a JSON object, got {type(values).__name__}")
         try:
-            if is_google_config(values):
-                return cls.from_google_dict(values, **overrides)
-            return cls.from_dict(values, **overrides)
+            config = cls.from_google_dict(values, **overrides) if is_google_config(values) else cls.from_dict(values, **overrides)
+            if check_model:
+                config.validate_for_model()
+            return config
         except ConfigError as e:
             raise ConfigError(f"{path}: {e}") from None
         except TypeError as e:  # a value of the wrong JSON type, e.g. "hidden_size": "768"

@@ -42,7 +42,6 @@ import logging
 import re
 
 import torch
-import torch.utils.checkpoint
 from torch import nn
 
 from .configuration_bert import BertConfig
@@ -62,7 +61,7 @@ from .activations import ACT2FN
 from .masking_utils import get_extended_attention_mask, get_head_mask, invert_attention_mask
 from . import modeling_bert_fast
 from .modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel, check_attn_implementation
-from .pytorch_utils import apply_chunking_to_forward, prune_linear_layer
+from .pytorch_utils import apply_chunking_to_forward, checkpointed_call, prune_linear_layer
 from .validation import (
     check_class_labels,
     check_model_inputs,
@@ -562,8 +561,11 @@ class BertEncoder(nn.Module):
         # Recompute each layer's activations in the backward pass instead of keeping them
         # (Chen et al., 2016): memory O(L) layer inputs instead of O(L) full activations.
         self.gradient_checkpointing = False
-        # What PreTrainedModel.gradient_checkpointing_enable passes to torch.utils.checkpoint.
+        # Set by PreTrainedModel.activation_checkpointing_enable: torch.utils.checkpoint's
+        # arguments, which layers (0, n, 2n, ...), and whether saved inputs wait on the host.
         self.gradient_checkpointing_kwargs: dict = {"use_reentrant": False}
+        self.gradient_checkpointing_every_n_layers = 1
+        self.gradient_checkpointing_offload = False
 
     def forward(
         self,
@@ -603,13 +605,14 @@ class BertEncoder(nn.Module):
         head_mask = head_mask if head_mask is not None else [None] * len(self.layer)
         for i, (layer_module, layer_head_mask) in enumerate(zip(self.layer, head_mask)):
             layer_past = past_key_values[i] if past_key_values is not None else None
-            if self.gradient_checkpointing and self.training:
+            if self.gradient_checkpointing and self.training and i % self.gradient_checkpointing_every_n_layers == 0:
                 # Checkpointing replays the RNG state (preserve_rng_state, on by default), so
                 # dropout masks in the recomputation equal those of the forward pass: same
                 # gradients, less memory.
-                hidden_states, probs, cross_probs, present = torch.utils.checkpoint.checkpoint(
+                hidden_states, probs, cross_probs, present = checkpointed_call(
                     layer_module, hidden_states, attention_mask, layer_head_mask, encoder_hidden_states,
-                    encoder_attention_mask, layer_past, output_attentions, **self.gradient_checkpointing_kwargs,
+                    encoder_attention_mask, layer_past, output_attentions,
+                    offload=self.gradient_checkpointing_offload, **self.gradient_checkpointing_kwargs,
                 )
             else:
                 hidden_states, probs, cross_probs, present = layer_module(

@@ -38,30 +38,55 @@ class ModelOutput(OrderedDict):
         pytree.register_pytree_node(
             cls,
             lambda output: (list(output.values()), list(output.keys())),
-            lambda values, names, output_type=cls: output_type(**dict(zip(names, values))),
+            lambda values, names, output_type=cls: output_type(dict(zip(names, values))),
             serialized_type_name=f"{cls.__module__}.{cls.__qualname__}",
         )
 
     def __post_init__(self) -> None:
+        # Rebuilt from one dict, as transformers allows: ``type(out)({k: f(v) for k, v in
+        # out.items()})`` is how accelerate and Trainer map a function over an output
+        # (bf16 casts, gathering across processes). Then the dict is the content.
+        names = [f.name for f in dataclasses.fields(self)]
+        first = self.__dict__.get(names[0])
+        if isinstance(first, dict) and all(self.__dict__.get(n) is None for n in names[1:]):
+            object.__setattr__(self, names[0], None)
+            object.__setattr__(self, "_extra_keys", [])
+            for key, value in first.items():
+                self[key] = value
         self._sync()
 
     def _sync(self) -> None:
-        """Make the dict entries the fields that are not None, in declaration order."""
+        """Make the dict entries the fields that are not None, in declaration order, then
+        the keys added by name that are not fields (in the order they were added)."""
+        extra = {k: OrderedDict.__getitem__(self, k) for k in self.__dict__.get("_extra_keys", ()) if k in self}
         OrderedDict.clear(self)
         for f in dataclasses.fields(self):
             value = self.__dict__.get(f.name)
             if value is not None:
                 OrderedDict.__setitem__(self, f.name, value)
+        for key, value in extra.items():
+            OrderedDict.__setitem__(self, key, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
-        if name in self.__dataclass_fields__ and len(self.__dict__) == len(self.__dataclass_fields__):
+        if name in self.__dataclass_fields__ and all(f in self.__dict__ for f in self.__dataclass_fields__):
             self._sync()  # after construction: setting a field updates the dict view
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if key not in self.__dataclass_fields__:
-            raise KeyError(f"{type(self).__name__} has no field {key!r}")
-        setattr(self, key, value)
+        """Set a field, or add a key that is not one (transformers' pipelines add
+        ``input_ids`` to a model's output): it follows the fields, by name and position."""
+        if key in self.__dataclass_fields__:
+            setattr(self, key, value)
+            return
+        if not isinstance(key, str):
+            raise KeyError(f"{type(self).__name__} keys are strings, got {key!r}")
+        if key in _RESERVED_NAMES or key.startswith("_"):
+            raise KeyError(f"{type(self).__name__}: {key!r} would hide a method or attribute of the output")
+        extra = self.__dict__.setdefault("_extra_keys", [])
+        if key not in extra:
+            extra.append(key)
+        object.__setattr__(self, key, value)
+        OrderedDict.__setitem__(self, key, value)
 
     def __getitem__(self, key: str | int | slice) -> Any:
         if isinstance(key, str):
@@ -76,6 +101,10 @@ class ModelOutput(OrderedDict):
     def to_tuple(self) -> tuple[Any, ...]:
         """The non-None fields in declaration order: what ``return_dict=False`` returns."""
         return tuple(self.values())
+
+
+#: Names a key added by ``__setitem__`` may not take: they would shadow the dict's methods.
+_RESERVED_NAMES = frozenset(dir(ModelOutput))
 
 
 @dataclass

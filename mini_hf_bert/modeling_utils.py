@@ -18,6 +18,7 @@ import inspect
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ import torch
 from torch import nn
 
 from .checkpoints.errors import CheckpointError
+from .checkpoints.hub import upload_folder
 from .checkpoints.loading import (
     checkpoint_argument,
     init_empty_weights,
@@ -127,13 +129,23 @@ class PreTrainedModel(nn.Module):
     #: Tied parameters, target name -> source name (transformers 5.x's declaration): the
     #: target *is* the source Parameter, so files store the source only.
     _tied_weights_keys: dict[str, str] = {}
+    #: State-dict keys ``save_pretrained`` leaves out (transformers' attribute; none for BERT:
+    #: Trainer's resume reads it).
+    _keys_to_ignore_on_save: set[str] | None = None
+    #: The argument that carries the model's main input (transformers' attribute; Trainer,
+    #: peft and ``activation_checkpointing_enable`` read it).
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = True
 
     def __init__(self, config) -> None:
         super().__init__()
         if not isinstance(config, self.config_class):
             raise TypeError(f"{type(self).__name__} needs a {self.config_class.__name__}, got {type(config).__name__}")
-        config.validate()  # a config may have been edited since it was built
+        config.validate_for_model()  # a config may have been edited since it was built
         self.config = config
+        # An attribute, not a property, as in transformers: peft reads it from the
+        # instance's __dict__ to record base_model_name_or_path.
+        self.name_or_path = config.name_or_path
         self.register_forward_pre_hook(check_positional_call)  # model(ids, mask, tt, None, None) -> a clear error
 
     # ------------------------------------------------------------------ init
@@ -150,40 +162,97 @@ class PreTrainedModel(nn.Module):
         self.config.attn_implementation = attn_implementation
 
     # ----------------------------------------------------- gradient checkpointing
-    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs: dict[str, Any] | None = None) -> None:
+    def activation_checkpointing_enable(
+        self,
+        activation_checkpointing_kwargs: dict[str, Any] | None = None,
+        every_n_layers: int = 1,
+        offload: bool = False,
+    ) -> None:
         """Recompute layer activations during backward (less memory, ~30% more compute).
 
+        transformers 5.23's name and arguments (its Trainer calls this one).
+
         Args:
-            gradient_checkpointing_kwargs: passed to ``torch.utils.checkpoint.checkpoint``, as in
-                transformers; default ``{"use_reentrant": False}`` (transformers' default too).
+            activation_checkpointing_kwargs: passed to ``torch.utils.checkpoint.checkpoint``;
+                default ``{"use_reentrant": False}`` (transformers' default too).
+            every_n_layers: checkpoint layers 0, n, 2n, ...; the others keep their
+                activations (memory traded back for speed). 1 checkpoints every layer.
+            offload: keep what the recomputation needs in (pinned) host memory
+                (``torch.autograd.graph.save_on_cpu``): frees accelerator memory, costs two
+                copies per layer; on a CPU-only model nothing moves.
+
+        Also makes the embeddings' output require grad (``enable_input_require_grads``), as
+        transformers does, so that a frozen encoder under peft still passes gradients.
         """
-        if gradient_checkpointing_kwargs is None:
-            gradient_checkpointing_kwargs = {"use_reentrant": False}
-        if not isinstance(gradient_checkpointing_kwargs, dict):
-            raise TypeError(f"gradient_checkpointing_kwargs must be a dict, got {type(gradient_checkpointing_kwargs).__name__}")
-        unknown = sorted(set(gradient_checkpointing_kwargs) - _CHECKPOINT_ARGUMENTS)
+        kwargs = {"use_reentrant": False} if activation_checkpointing_kwargs is None else activation_checkpointing_kwargs
+        if not isinstance(kwargs, dict):
+            raise TypeError(f"gradient_checkpointing_kwargs must be a dict, got {type(kwargs).__name__}")
+        unknown = sorted(set(kwargs) - _CHECKPOINT_ARGUMENTS)
         if unknown:  # torch would pass them on to the layer itself, to fail there
             raise TypeError(f"gradient_checkpointing_kwargs: torch.utils.checkpoint.checkpoint takes no {unknown}; "
                             f"it takes {sorted(_CHECKPOINT_ARGUMENTS)}")
-        self._set_gradient_checkpointing(True, dict(gradient_checkpointing_kwargs))
+        if isinstance(every_n_layers, bool) or not isinstance(every_n_layers, int) or every_n_layers < 1:
+            raise ValueError(f"every_n_layers must be a positive int, got {every_n_layers!r}")
+        self._set_gradient_checkpointing(True, dict(kwargs), every_n_layers, bool(offload))
+        if self.main_input_name == "input_ids":
+            self.enable_input_require_grads()
 
-    def gradient_checkpointing_disable(self) -> None:
+    def gradient_checkpointing_enable(
+        self,
+        gradient_checkpointing_kwargs: dict[str, Any] | None = None,
+        every_n_layers: int = 1,
+        offload: bool = False,
+    ) -> None:
+        """``activation_checkpointing_enable`` under its transformers 4.x name (5.23 keeps it
+        as a deprecated alias)."""
+        self.activation_checkpointing_enable(gradient_checkpointing_kwargs, every_n_layers, offload)
+
+    def activation_checkpointing_disable(self) -> None:
         self._set_gradient_checkpointing(False)
+        self.disable_input_require_grads()
+
+    gradient_checkpointing_disable = activation_checkpointing_disable
 
     @property
     def is_gradient_checkpointing(self) -> bool:
         return any(getattr(m, "gradient_checkpointing", False) for m in self.modules())
 
-    def _set_gradient_checkpointing(self, enable: bool, checkpoint_kwargs: dict[str, Any] | None = None) -> None:
+    def _set_gradient_checkpointing(
+        self, enable: bool, checkpoint_kwargs: dict[str, Any] | None = None, every_n_layers: int = 1,
+        offload: bool = False,
+    ) -> None:
         found = False
         for module in self.modules():
             if hasattr(module, "gradient_checkpointing"):
                 module.gradient_checkpointing = enable
                 if checkpoint_kwargs is not None:
                     module.gradient_checkpointing_kwargs = checkpoint_kwargs
+                module.gradient_checkpointing_every_n_layers = every_n_layers
+                module.gradient_checkpointing_offload = offload
                 found = True
         if not found:
             raise ValueError(f"{type(self).__name__} has no module that supports gradient checkpointing")
+
+    def enable_input_require_grads(self) -> None:
+        """Make the word embeddings' output require grad, whether or not their weights do:
+        with a frozen encoder (peft, adapters) gradients then still reach the trained
+        parts through a checkpointed layer. As transformers' method of the same name."""
+        self.disable_input_require_grads()
+        embeddings = self.get_input_embeddings()
+        self._require_grads_hook = embeddings.register_forward_hook(_output_requires_grad)
+
+    def disable_input_require_grads(self) -> None:
+        hook = self.__dict__.pop("_require_grads_hook", None)
+        if hook is not None:
+            hook.remove()
+
+    def get_memory_footprint(self, return_buffers: bool = True) -> int:
+        """Bytes held by the parameters (each tied one once), and the buffers unless
+        ``return_buffers=False``: transformers' method."""
+        total = sum(p.nelement() * p.element_size() for p in self.parameters())
+        if return_buffers:
+            total += sum(b.nelement() * b.element_size() for b in self.buffers())
+        return total
 
     # --------------------------------------------------------------- pruning
     def prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
@@ -207,6 +276,13 @@ class PreTrainedModel(nn.Module):
         if base is None:
             raise NotImplementedError(f"{type(self).__name__} has no input embeddings")
         return base.get_input_embeddings()
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        """Replace the word embeddings (of the encoder a task model wraps)."""
+        base = getattr(self, self.base_model_prefix, None)
+        if base is None:
+            raise NotImplementedError(f"{type(self).__name__} has no input embeddings")
+        base.set_input_embeddings(value)
 
     def get_output_embeddings(self) -> nn.Linear | None:
         """The vocabulary projection of an LM head, or None for models without one."""
@@ -289,6 +365,7 @@ class PreTrainedModel(nn.Module):
                 parent, _, attr = bias_source.rpartition(".")
                 setattr(self.get_submodule(parent), attr, bias)
         self.config.vocab_size = new_num_tokens
+        self.vocab_size = new_num_tokens  # transformers sets the attribute too; code reads either
         self.tie_weights()
         return new
 
@@ -308,11 +385,6 @@ class PreTrainedModel(nn.Module):
     def base_model(self) -> nn.Module:
         """The encoder a task model wraps (``self.bert``), or the model itself (transformers' ``base_model``)."""
         return getattr(self, self.base_model_prefix, self)
-
-    @property
-    def name_or_path(self) -> str:
-        """What ``from_pretrained`` was given (transformers' ``model.name_or_path``)."""
-        return self.config.name_or_path
 
     def num_parameters(self, only_trainable: bool = False, exclude_embeddings: bool = False) -> int:
         """The number of parameters, each tied one counted once (as transformers counts).
@@ -344,7 +416,17 @@ class PreTrainedModel(nn.Module):
 
     # ---------------------------------------------------------------- saving
     def save_pretrained(
-        self, save_directory: str | os.PathLike, safe_serialization: bool = True, max_shard_size: int | str = "50GB"
+        self,
+        save_directory: str | os.PathLike,
+        safe_serialization: bool = True,
+        max_shard_size: int | str = "50GB",
+        state_dict: dict[str, torch.Tensor] | None = None,
+        is_main_process: bool = True,
+        push_to_hub: bool = False,
+        repo_id: str | None = None,
+        commit_message: str | None = None,
+        private: bool | None = None,
+        token: str | bool | None = None,
     ) -> None:
         """Write ``config.json`` and the weights to a directory that both mini_hf_bert's and
         transformers' ``from_pretrained`` read.
@@ -357,6 +439,14 @@ class PreTrainedModel(nn.Module):
                 order, into ``model-00001-of-0000N.safetensors`` ... plus
                 ``model.safetensors.index.json``; a single tensor larger than the limit gets a
                 shard of its own.
+            state_dict: save these tensors instead of the model's own (Trainer and
+                accelerate pass a gathered or unwrapped one); tied copies are left out as
+                for the model's own.
+            is_main_process: False writes nothing: in a distributed run only the main
+                process saves (the others would write the same files).
+            push_to_hub: after saving, upload the directory to ``repo_id`` (default: the
+                directory's name) with huggingface_hub (``push_to_hub``).
+            repo_id / commit_message / private / token: for ``push_to_hub``.
 
         Every file is written whole, under a unique name, then renamed into place
         (``file_utils``): a kill or an error leaves the earlier save's files, never a part of
@@ -369,11 +459,18 @@ class PreTrainedModel(nn.Module):
         other format are kept, with a warning.
         """
         save_directory = os.fspath(save_directory)
+        if not is_main_process:
+            return
         if os.path.isfile(save_directory):
             raise ValueError(f"save_directory {save_directory} is a file; expected a directory")
         limit = parse_size(max_shard_size, "max_shard_size")
+        if state_dict is None:
+            state_dict = self.state_dict()
+        elif not isinstance(state_dict, dict) or not all(isinstance(v, torch.Tensor) for v in state_dict.values()):
+            raise TypeError("save_pretrained: state_dict must map names to tensors")
         tied = self.tied_weights()  # stored once, under the source's name
-        state_dict = {k: v.detach().contiguous() for k, v in self.state_dict().items() if k not in tied}
+        ignored = set(self._keys_to_ignore_on_save or ())
+        state_dict = {k: v.detach().contiguous() for k, v in state_dict.items() if k not in tied and k not in ignored}
         shards = split_into_shards(state_dict, limit)
         config = dataclasses.replace(self.config, architectures=[type(self).__name__])
         if not os.path.isdir(save_directory):  # a new directory: built beside its name, renamed into place whole
@@ -402,6 +499,20 @@ class PreTrainedModel(nn.Module):
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
         logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(shards), save_directory)
+        if push_to_hub:
+            upload_folder(save_directory, repo_id or os.path.basename(os.path.abspath(save_directory)),
+                          commit_message, private, token)
+
+    def push_to_hub(self, repo_id: str, commit_message: str | None = None, private: bool | None = None,
+                    token: str | bool | None = None, safe_serialization: bool = True,
+                    max_shard_size: int | str = "5GB") -> str:
+        """Save the model to a temporary directory and upload it to the hub repo ``repo_id``
+        with huggingface_hub, as transformers' method; return the commit URL. Offline, or
+        without huggingface_hub, or with the hub unreachable, an OSError says which and
+        nothing is uploaded."""
+        with tempfile.TemporaryDirectory(prefix="mini_hf_bert_push_") as directory:
+            self.save_pretrained(directory, safe_serialization=safe_serialization, max_shard_size=max_shard_size)
+            return upload_folder(directory, repo_id, commit_message, private, token)
 
     # --------------------------------------------------------------- loading
     @classmethod
@@ -419,6 +530,10 @@ class PreTrainedModel(nn.Module):
         cache_dir: str | os.PathLike | None = None,
         local_files_only: bool = False,
         device_map: str | int | torch.device | dict[str, Any] | None = None,
+        ignore_mismatched_sizes: bool = False,
+        use_safetensors: bool | None = None,
+        low_cpu_mem_usage: bool | None = None,
+        trust_remote_code: bool = False,
         **kwargs: Any,
     ):
         """Build the model from a HuggingFace-format directory and load its weights.
@@ -437,8 +552,12 @@ class PreTrainedModel(nn.Module):
             attn_implementation: ``"eager"``, ``"sdpa"`` (default) or ``"fast"`` (modeling_bert_fast.py).
             torch_dtype / dtype: the parameters' dtype (transformers 4.x / 5.x spelling):
                 a torch dtype, its name, or ``"auto"`` for the checkpoint's. Default float32.
-            strict: missing or mis-shaped weights are an error (default). With
-                ``strict=False`` they are reported and keep their fresh initialisation.
+            strict: weights of the encoder that are missing or mis-shaped are an error
+                (default): a half-loaded encoder is never silent. With ``strict=False`` they
+                are reported and keep their fresh initialisation. A task model's own weights
+                (classifier, ``qa_outputs``, the ``cls`` heads) and the pooler, when the
+                checkpoint lacks them, are newly initialised with transformers' warning
+                naming them, whatever ``strict`` is.
             output_loading_info: also return a dict of missing / unexpected / mismatched keys.
             revision / cache_dir / local_files_only: for hub ids, as in transformers: the
                 branch, tag or commit; the cache to use instead of ``$HF_HUB_CACHE``; never
@@ -447,6 +566,16 @@ class PreTrainedModel(nn.Module):
                 ``"cuda:1"``, ``1``, a ``torch.device``, ``{"": device}``, or ``"auto"`` (the
                 accelerator if there is one, else the CPU). Splitting a model over several
                 devices (accelerate's device maps) is not supported.
+            ignore_mismatched_sizes: re-initialise, with a warning naming them, the weights
+                whose shapes differ from the checkpoint's, as transformers (a classifier for
+                another ``num_labels``); otherwise a mismatch is an error.
+            use_safetensors: True reads ``model.safetensors`` only, False ``pytorch_model.bin``
+                only, None (default) safetensors if present, as transformers.
+            low_cpu_mem_usage: accepted for transformers code; loading here always builds
+                on the meta device and assigns the checkpoint's tensors, which is what
+                transformers does when it is True.
+            trust_remote_code: accepted for transformers code; no code is ever loaded from
+                a checkpoint here, so True only draws a warning saying so.
             **kwargs: arguments of the class's ``__init__`` (``add_pooling_layer=False``)
                 or config fields to override (``hidden_dropout_prob=0.0``). Anything
                 else is a TypeError, so a typo never passes silently.
@@ -469,17 +598,24 @@ class PreTrainedModel(nn.Module):
                 f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
             )
 
+        if use_safetensors not in (None, True, False):
+            raise ValueError(f"use_safetensors must be True, False or None, got {use_safetensors!r}")
+        if trust_remote_code:
+            logger.warning("trust_remote_code=True has no effect: mini_hf_bert never runs code from a checkpoint; "
+                           "%s is built from this library's own classes", cls.__name__)
+        del low_cpu_mem_usage  # always true here (the docstring says why)
         source = checkpoint_argument(pretrained_model_name_or_path)
         # A directory is read under its shared lock: a save running there finishes first.
         with directory_lock(source, exclusive=False):
-            resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only)
+            resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only,
+                                          use_safetensors)
             try:
                 if config is None:
                     if resolved.config_path is None:
                         raise CheckpointError(
                             f"{resolved.source}: no config.json or bert_config.json beside this checkpoint; pass config="
                         )
-                    config = cls.config_class.from_json_file(resolved.config_path, **config_overrides)
+                    config = cls.config_class.from_json_file(resolved.config_path, check_model=True, **config_overrides)
                 elif config_overrides:
                     config = dataclasses.replace(config, **config_overrides)
                 if attn_implementation is not None:
@@ -492,7 +628,8 @@ class PreTrainedModel(nn.Module):
                     target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
 
                 model, info = cls.from_checkpoint_tensors(
-                    loaded, config, strict=strict, dtype=target_dtype or torch.float32, **init_kwargs
+                    loaded, config, strict=strict, dtype=target_dtype or torch.float32,
+                    ignore_mismatched_sizes=ignore_mismatched_sizes, **init_kwargs
                 )
             finally:
                 resolved.cleanup()
@@ -504,7 +641,8 @@ class PreTrainedModel(nn.Module):
 
     @classmethod
     def from_checkpoint_tensors(
-        cls, loaded, config, strict: bool = True, dtype: torch.dtype = torch.float32, **init_kwargs: Any
+        cls, loaded, config, strict: bool = True, dtype: torch.dtype = torch.float32,
+        ignore_mismatched_sizes: bool = False, **init_kwargs: Any
     ):
         """Build ``cls(config)`` and fill it from already-read checkpoint tensors
         (``checkpoints.resolve.CheckpointTensors``); return ``(model, loading info)``.
@@ -515,7 +653,7 @@ class PreTrainedModel(nn.Module):
         ones stay memory-mapped (copy-on-write, so the file is never written), and only
         floating tensors not already in ``dtype`` are converted.
         """
-        if strict:
+        if strict and not ignore_mismatched_sizes:
             contradictions = cls._config_contradictions(config, {k: tuple(t.shape) for k, t in loaded.tensors.items()})
             if contradictions:  # before building: a config's sizes can cost minutes or gigabytes to build
                 raise CheckpointError(f"{loaded.path}: cannot load into {cls.__name__}: " + "; ".join(contradictions))
@@ -530,9 +668,8 @@ class PreTrainedModel(nn.Module):
             hf_name = fitted.name_in_file(key)
             return loaded.file_names.get(hf_name, hf_name)
 
-        info = load_fitted_state(model, 
-            fitted.tensors, source=loaded.path, strict=strict, dtype=dtype, name_in_file=name_in_file
-        )
+        info = load_fitted_state(model, fitted.tensors, source=loaded.path, strict=strict, dtype=dtype,
+                                 name_in_file=name_in_file, ignore_mismatched_sizes=ignore_mismatched_sizes)
         if loaded.unmapped:
             logger.warning("%s: %d variables match no row of the weight map and were not loaded: %s",
                            loaded.path, len(loaded.unmapped), name_list(loaded.unmapped))
@@ -551,6 +688,10 @@ class PreTrainedModel(nn.Module):
         """Config sizes a checkpoint's tensor shapes contradict, found before the model is
         built (subclasses know their names); [] when none. The full shape check runs after."""
         return []
+
+
+def _output_requires_grad(module: nn.Module, inputs: Any, output: torch.Tensor) -> None:
+    output.requires_grad_(True)
 
 
 #: What torch.utils.checkpoint.checkpoint takes besides the function and its inputs.

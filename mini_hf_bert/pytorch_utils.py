@@ -1,6 +1,6 @@
 """Tensor helpers the model file uses, as transformers' ``pytorch_utils.py``: the
-feed-forward run in chunks, the Linear layer cut down when heads are pruned, and the
-shape check whose message names the dimensions."""
+feed-forward run in chunks, a layer run under activation checkpointing, the Linear layer
+cut down when heads are pruned, and the shape check whose message names the dimensions."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 import torch
+import torch.utils.checkpoint
 from torch import nn
 
 
@@ -33,6 +34,20 @@ def apply_chunking_to_forward(
         raise ValueError(f"all input tensors must have the same size along dim {chunk_dim}, got {sorted(lengths)}")
     chunks = zip(*(t.split(chunk_size, dim=chunk_dim) for t in input_tensors))
     return torch.cat([forward_fn(*chunk) for chunk in chunks], dim=chunk_dim)
+
+
+def checkpointed_call(module: nn.Module, *args: object, offload: bool = False, **checkpoint_kwargs: object) -> object:
+    """``module(*args)`` through ``torch.utils.checkpoint.checkpoint``: its activations are
+    recomputed in the backward pass instead of kept (Chen et al., 2016). With ``offload``,
+    what the recomputation needs waits in host memory (``save_on_cpu``, pinned when an
+    accelerator is there to copy back to).
+
+    transformers: ``modeling_utils.PreTrainedModel._activation_checkpointing_enable`` (the function it installs)
+    """
+    if not offload:
+        return torch.utils.checkpoint.checkpoint(module, *args, **checkpoint_kwargs)
+    with torch.autograd.graph.save_on_cpu(pin_memory=torch.accelerator.is_available()):
+        return torch.utils.checkpoint.checkpoint(module, *args, **checkpoint_kwargs)
 
 
 def prune_linear_layer(layer: nn.Linear, index: torch.Tensor, dim: int = 0) -> nn.Linear:

@@ -110,7 +110,7 @@ def convert(
             overrides = {}
             if architecture == "BertForSequenceClassification":
                 overrides["num_labels"] = int(loaded.tensors["classifier.weight"].shape[0])
-            config = BertConfig.from_json_file(config_path, **overrides)
+            config = BertConfig.from_json_file(config_path, check_model=True, **overrides)
             config = dataclasses.replace(config, architectures=[architecture])
             vocab_dir = os.path.dirname(resolved.config_path or config_path)
             # Every tensor is checked against the config (strict), as from_pretrained does.
@@ -328,7 +328,7 @@ def describe_checkpoint(src: str, progress: bool = False) -> CheckpointDescripti
         # The weights do not fix the number of heads; the config does (validated like any read).
         config_heads = None
         if resolved.config_path is not None:
-            config_heads = BertConfig.from_json_file(resolved.config_path).num_attention_heads
+            config_heads = BertConfig.from_json_file(resolved.config_path, check_model=True).num_attention_heads
     finally:
         resolved.cleanup()
 

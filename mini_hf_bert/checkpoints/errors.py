@@ -6,3 +6,11 @@ class CheckpointError(ValueError):
 
     The message always names the file (or directory) and says what is wrong with it.
     """
+
+
+class CheckpointShapeError(CheckpointError, RuntimeError):
+    """Checkpoint tensors whose shapes do not fit the model's config.
+
+    Also a RuntimeError, the type transformers raises for a size mismatch, so code written
+    for either library catches it.
+    """

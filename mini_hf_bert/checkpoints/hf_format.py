@@ -53,14 +53,19 @@ def is_zip(path: str) -> bool:
         return False
 
 
-def find_weights_file(directory: str) -> str:
-    """Return the path of the weights file ``from_pretrained`` should read in ``directory``."""
-    for name in WEIGHTS_FILE_NAMES:
+def find_weights_file(directory: str, use_safetensors: bool | None = None) -> str:
+    """Return the path of the weights file ``from_pretrained`` should read in ``directory``:
+    safetensors first, as transformers. ``use_safetensors`` (transformers' argument): True
+    reads safetensors only, False the torch ``.bin`` files only, None either."""
+    names = {None: WEIGHTS_FILE_NAMES, True: (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME),
+             False: (WEIGHTS_NAME, WEIGHTS_INDEX_NAME)}[use_safetensors]
+    for name in names:
         path = os.path.join(directory, name)
         if os.path.isfile(path):
             return path
     raise CheckpointError(
-        f"{directory}: no weights file found; expected one of {', '.join(WEIGHTS_FILE_NAMES)}"
+        f"{directory}: no weights file found; expected one of {', '.join(names)}"
+        + (f" (use_safetensors={use_safetensors})" if use_safetensors is not None else "")
     )
 
 

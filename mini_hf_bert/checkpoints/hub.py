@@ -189,3 +189,32 @@ def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, wher
     directory = os.path.dirname(anchor)
     logger.info("%s (%s): downloaded to %s", repo_id, revision, directory)
     return directory
+
+
+def upload_folder(directory: str, repo_id: str, commit_message: str | None = None, private: bool | None = None,
+                  token: str | bool | None = None) -> str:
+    """Upload a saved model directory to the hub repo ``repo_id`` (created if needed), with
+    huggingface_hub; return the commit's URL. ``push_to_hub`` (``modeling_utils``) calls it.
+
+    Every way this cannot happen here ends in one OSError that says which: offline mode,
+    huggingface_hub missing, or the hub unreachable or refusing (with its reason).
+    """
+    if not isinstance(repo_id, str) or not looks_like_hub_id(repo_id):
+        raise ValueError(f"push_to_hub: {repo_id!r} is not a hub repo id (\"name\" or \"namespace/name\")")
+    if is_offline():
+        raise OSError(f"push_to_hub({repo_id!r}): offline mode is on (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE), "
+                      f"so nothing was uploaded; save_pretrained() the model and upload the directory when online")
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise OSError(f"push_to_hub({repo_id!r}) needs huggingface_hub (pip install huggingface_hub); "
+                      f"nothing was uploaded") from None
+    api = huggingface_hub.HfApi(token=token)
+    try:
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        commit = api.upload_folder(folder_path=directory, repo_id=repo_id,
+                                   commit_message=commit_message or "Upload model with mini_hf_bert")
+    except Exception as e:  # noqa: BLE001 - the network library's errors (httpx, HTTP status) vary by version
+        raise OSError(f"push_to_hub({repo_id!r}): the HuggingFace hub at {huggingface_hub.constants.ENDPOINT} "
+                      f"could not be reached or refused the upload ({type(e).__name__}: {e}); nothing was uploaded") from None
+    return str(getattr(commit, "commit_url", commit))

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from .errors import CheckpointError
+from .errors import CheckpointError, CheckpointShapeError
 
 logger = logging.getLogger(__name__)
 
@@ -143,11 +143,19 @@ def load_fitted_state(
     strict: bool,
     dtype: torch.dtype = torch.float32,
     name_in_file: Callable[[str], str] = lambda key: key,
-) -> dict[str, list]:
+    ignore_mismatched_sizes: bool = False,
+) -> dict[str, Any]:
     """Check every tensor against the (meta-device) ``model``, then make them its parameters.
 
     Nothing is assigned until every check has passed, so a refused checkpoint never
     leaves a half-loaded model. Problems are reported under each tensor's name in the file.
+
+    What transformers initialises anew with a warning is initialised here too: a task
+    model's own weights (``head_keys``: the classifier, ``qa_outputs``, the ``cls`` heads)
+    and the pooler. Weights of the encoder itself that the file lacks are an error unless
+    ``strict=False``: a half-loaded encoder computes garbage, so it is never silent.
+    ``ignore_mismatched_sizes=True`` re-initialises every weight whose shape differs (a
+    classifier re-headed to another label count), each named in a warning, as transformers.
 
     transformers: none (``PreTrainedModel._load_pretrained_model`` does this inside ``from_pretrained``)
     """
@@ -160,6 +168,9 @@ def load_fitted_state(
             logger.warning("%s: %s differs from %s, to which it is tied; using %s",
                            source, name_in_file(tied_name), name_in_file(tied_to), name_in_file(tied_to))
     missing = [k for k in expected if k not in tensors]
+    # A tie to a missing weight is missing too (as transformers reports it): the decoder's
+    # bias when the file has no cls.predictions.bias.
+    missing += [t for t, s in model.tied_weights().items() if s in missing]
     unexpected = [name_in_file(k) for k in tensors if k not in expected]
     mismatched = [
         (name_in_file(k), tuple(t.shape), tuple(expected[k].shape))
@@ -171,13 +182,15 @@ def load_fitted_state(
         for k, t in tensors.items()
         if k in expected and t.is_floating_point() != expected[k].is_floating_point()
     ]
-    init_if_missing = [k for k in missing if k.startswith(model._keys_to_init_if_missing)]
+    new_head = head_keys(model)
+    init_if_missing = [k for k in missing if k.startswith(optional_prefixes(model)) or k in new_head]
     hard_missing = [k for k in missing if k not in init_if_missing]
+    reinitialised = mismatched if ignore_mismatched_sizes else []
 
     problems = []
     if hard_missing:
         problems.append(f"{len(hard_missing)} weights missing: {name_list(hard_missing)}")
-    if mismatched:
+    if mismatched and not ignore_mismatched_sizes:
         details = "; ".join(f"{k} is {s} in the checkpoint, the model expects {e}" for k, s, e in mismatched[:5])
         more = f" (and {len(mismatched) - 5} more)" if len(mismatched) > 5 else ""
         problems.append(f"{len(mismatched)} weights have the wrong shape for the config: {details}{more}")
@@ -185,18 +198,27 @@ def load_fitted_state(
         k, got, want = wrong_kind[0]
         problems.append(f"{len(wrong_kind)} weights have the wrong dtype kind, e.g. {k} is {got}, the model expects {want}")
     if problems and strict:
-        raise CheckpointError(
-            f"{source}: cannot load into {type(model).__name__}: " + "; ".join(problems)
-            + ". Pass strict=False to load the rest and keep a fresh initialisation for these."
-        )
+        advice = ". Pass strict=False to load the rest and keep a fresh initialisation for these"
+        if mismatched:
+            advice += " (or ignore_mismatched_sizes=True to re-initialise the mis-shaped ones, e.g. a classifier for another number of labels)"
+        error = CheckpointShapeError if mismatched and not hard_missing and not wrong_kind else CheckpointError
+        raise error(f"{source}: cannot load into {type(model).__name__}: " + "; ".join(problems) + advice + ".")
     for problem in problems:
         logger.warning("%s: loading non-strictly into %s: %s (left at their fresh initialisation)",
                        source, type(model).__name__, problem)
     if init_if_missing:
         logger.warning(
-            "%s: %s weights are not in the checkpoint and are newly initialised: %s. "
-            "You should train them before using their output.",
-            source, type(model).__name__, name_list(init_if_missing),
+            "Some weights of %s were not initialized from the model checkpoint at %s and are newly initialized: %s. "
+            "You should probably TRAIN this model on a down-stream task to be able to use it for predictions and inference.",
+            type(model).__name__, source, name_list(init_if_missing),
+        )
+    if reinitialised:
+        logger.warning(
+            "Some weights of %s were not initialized from the model checkpoint at %s and are newly initialized "
+            "because the shapes did not match (ignore_mismatched_sizes=True): %s. "
+            "You should probably TRAIN this model on a down-stream task to be able to use it for predictions and inference.",
+            type(model).__name__, source,
+            "; ".join(f"{k}: found shape {s} in the checkpoint and {e} in the model instantiated" for k, s, e in reinitialised),
         )
     if unexpected:
         logger.warning("%s: %d checkpoint weights are not used by %s: %s",
@@ -218,12 +240,43 @@ def load_fitted_state(
     still_meta = [name for name, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if still_meta:  # a bug in this function, never a checkpoint problem
         raise RuntimeError(f"{type(model).__name__}: left without data after loading: {name_list(still_meta)}")
+    # Sets, as transformers 5.x's loading info: membership is what callers ask.
     return {
-        "missing_keys": missing,
-        "unexpected_keys": unexpected,
-        "mismatched_keys": mismatched,
-        "newly_initialized_keys": init_if_missing + (hard_missing if not strict else []),
+        "missing_keys": set(missing),
+        "unexpected_keys": set(unexpected),
+        "mismatched_keys": set(mismatched),
+        "error_msgs": [],
+        "newly_initialized_keys": set(init_if_missing) | (set(hard_missing) if not strict else set())
+                                  | {k for k in expected if name_in_file(k) in skip},
     }
+
+
+def optional_prefixes(model: nn.Module) -> tuple[str, ...]:
+    """Key prefixes the model may lack and initialise anew: its own
+    ``_keys_to_init_if_missing`` and its encoder's, under the encoder's prefix
+    (``bert.pooler.`` in a task model).
+
+    transformers: none (``_keys_to_ignore_on_load_missing`` plays a similar part)
+    """
+    prefixes = tuple(model._keys_to_init_if_missing)
+    prefix = getattr(model, "base_model_prefix", "")
+    base = getattr(model, prefix, None) if prefix else None
+    if base is not None and base is not model:
+        prefixes += tuple(f"{prefix}.{p}" for p in getattr(base, "_keys_to_init_if_missing", ()))
+    return prefixes
+
+
+def head_keys(model: nn.Module) -> set[str]:
+    """The state-dict keys a task model adds on top of its encoder (``classifier.*``,
+    ``qa_outputs.*``, ``cls.*``): everything outside ``model.base_model_prefix``.
+    Empty for the encoder itself.
+
+    transformers: none (``_load_pretrained_model`` treats every missing key alike)
+    """
+    prefix = getattr(model, "base_model_prefix", "")
+    if not prefix or not isinstance(getattr(model, prefix, None), nn.Module):
+        return set()
+    return {k for k in model.state_dict() if not k.startswith(prefix + ".")}
 
 def materialize_and_init(model: nn.Module, keys: list[str]) -> None:
     """Give the modules owning ``keys``, and every module holding a buffer that is not

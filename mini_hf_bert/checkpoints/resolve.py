@@ -72,16 +72,18 @@ def resolve_checkpoint(
     revision: str = "main",
     cache_dir: str | os.PathLike | None = None,
     local_files_only: bool = False,
+    use_safetensors: bool | None = None,
 ) -> ResolvedCheckpoint:
     """Find the config and weights of ``path``: a local form first, then a hub id.
 
     ``revision``, ``cache_dir`` and ``local_files_only`` apply to hub ids only, with
-    transformers' meanings.
+    transformers' meanings; ``use_safetensors`` to HuggingFace directories
+    (``hf_format.find_weights_file``).
     """
     if not isinstance(path, (str, os.PathLike)) or not isinstance(source := os.fspath(path), str):
         raise TypeError(f"pretrained_model_name_or_path must be a str or os.PathLike, got {type(path).__name__}")
     if os.path.isdir(source):
-        return _resolve_directory(source, source)
+        return _resolve_directory(source, source, use_safetensors)
     if os.path.isfile(source + ".index"):
         return _resolve_prefix(source, source)
     if source.endswith(".index") and os.path.isfile(source):
@@ -98,7 +100,7 @@ def resolve_checkpoint(
             directory = resolve_hub_id(source, revision, cache_dir, local_files_only)
         except CheckpointError as e:
             raise CheckpointError(f"{source}: no such local directory or file, and as a hub id: {e}") from None
-        return _resolve_directory(directory, source)
+        return _resolve_directory(directory, source, use_safetensors)
     raise FileNotFoundError(
         f"{source}: no such directory, TensorFlow checkpoint prefix or .zip (and not a hub model id)"
     )
@@ -144,19 +146,19 @@ def _find_config(directory: str) -> str | None:
     return None
 
 
-def _resolve_directory(directory: str, source: str) -> ResolvedCheckpoint:
+def _resolve_directory(directory: str, source: str, use_safetensors: bool | None = None) -> ResolvedCheckpoint:
     for name in (*WEIGHTS_FILE_NAMES, CONFIG_NAME, GOOGLE_CONFIG_NAME):
         path = os.path.join(directory, name)
         if os.path.islink(path) and not os.path.exists(path):
             raise CheckpointError(f"{path}: a symbolic link that leads nowhere (a loop, or its target is missing)")
     config = _find_config(directory)
     try:
-        weights = find_weights_file(directory)
+        weights = find_weights_file(directory, use_safetensors)
     except CheckpointError:
+        if use_safetensors is not None and any(os.path.isfile(os.path.join(directory, n)) for n in WEIGHTS_FILE_NAMES):
+            raise  # the other format is there: say that use_safetensors ruled it out
         weights = None
-    if weights is not None:
-        if config is None:
-            raise CheckpointError(f"{directory}: no config.json (or Google's bert_config.json) in this directory")
+    if weights is not None:  # without a config, from_pretrained needs config= (it says so)
         return ResolvedCheckpoint(source, "hf", config, weights_path=weights)
     indexes = sorted(f[: -len(".index")] for f in os.listdir(directory) if f.endswith(".index") and not f.endswith(".json"))
     if indexes:

@@ -41,6 +41,8 @@ from ..auto import (
     AutoModelForTokenClassification,
     AutoTokenizer,
 )
+from ..checkpoints.errors import CheckpointError
+from ..checkpoints.loading import name_list
 from ..tokenization_bert import BertTokenizer
 from .base import Pipeline
 from .feature_extraction import FeatureExtractionPipeline
@@ -79,7 +81,8 @@ def pipeline(
     Args:
         task: one of ``SUPPORTED_TASKS`` (or ``"sentiment-analysis"``, ``"ner"``).
         model: a checkpoint directory (or cached hub id), loaded with the task's Auto class
-            (strictly: a checkpoint without the task's head is an error); or a model.
+            (a checkpoint without the task's head is an error: its answers would be
+            random); or a model.
         tokenizer: a directory or a ``BertTokenizer``; default: the model's directory.
         device: where to run the model.
         batch_size: features per forward pass.
@@ -105,7 +108,14 @@ def pipeline(
     source = None
     if isinstance(model, (str, os.PathLike)):
         source = os.fspath(model)
-        model = auto_class.from_pretrained(source)
+        model, info = auto_class.from_pretrained(source, output_loading_info=True)
+        untrained = sorted(k for k in info["newly_initialized_keys"] if not k.startswith(model.base_model_prefix + "."))
+        if untrained:  # from_pretrained gives a fresh head, as transformers; a pipeline of one answers at random
+            raise CheckpointError(
+                f"{source}: has no trained head for {task!r} ({name_list(untrained)} would be random). "
+                f"To run it anyway, load the model yourself (from_pretrained initialises the head, with a warning) "
+                f"and pass model= and tokenizer="
+            )
     if tokenizer is None:
         if source is None:
             raise ValueError(f"pipeline({task!r}) was given a model object: pass tokenizer= too (a directory or a BertTokenizer)")

@@ -134,7 +134,8 @@ CASES = {
         lambda d: (os.remove(os.path.join(d, "model.safetensors")), os.mkdir(os.path.join(d, "model.safetensors")), d)[2],
         "no weights found", ALL),
     # -------------------------------------------------------------- configs
-    "config: no config.json": (lambda d: (os.remove(os.path.join(d, "config.json")), d)[1], "no config.json", ALL),
+    # inspect lists a weights-only directory (from_pretrained takes one with config=); the rest need the config
+    "config: no config.json": (lambda d: (os.remove(os.path.join(d, "config.json")), d)[1], "no config.json", ALL[1:]),
     "config: not JSON": (lambda d: (_write(os.path.join(d, "config.json"), "{hidden_size: 768"), d)[1],
                          "config.json: not valid JSON", ALL),
     "config: empty file": (lambda d: (_write(os.path.join(d, "config.json"), ""), d)[1], "config.json: not valid JSON", ALL),

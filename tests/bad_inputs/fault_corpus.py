@@ -617,7 +617,7 @@ CASES: dict[str, tuple[Callable, Refuse | Accept]] = {
     "fill-mask without [MASK]": (lambda ctx: mini_hf_bert.pipeline("fill-mask", model=ctx.notes["mlm"])("no mask here"),
                                  Refuse("[MASK]")),
     "pipeline on a model without the task's head": (
-        lambda ctx: mini_hf_bert.pipeline("text-classification", model=ctx.good), Refuse("weights missing")),
+        lambda ctx: mini_hf_bert.pipeline("text-classification", model=ctx.good), Refuse("has no trained head")),
     # ---------------------------------------------------------------- files
     # torch's own zip reader reads such a file whole: loading it is right; failing without a name was not
     "a .bin whose zip claims several disks": (lambda ctx: mini_hf_bert.BertModel.from_pretrained(_multi_disk_zip(ctx)),

@@ -216,7 +216,7 @@ def test_non_strict_load_reports_and_keeps_the_rest(good_dir, caplog):
     _as_bin(good_dir, state)
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         model, info = BertModel.from_pretrained(good_dir, strict=False, output_loading_info=True)
-    assert info["missing_keys"] == ["encoder.layer.1.output.dense.weight"]
+    assert info["missing_keys"] == {"encoder.layer.1.output.dense.weight"}
     assert "encoder.layer.1.output.dense.weight" in caplog.text and "fresh initialisation" in caplog.text
     assert torch.equal(model.encoder.layer[0].output.dense.weight, state["encoder.layer.0.output.dense.weight"])
 
@@ -247,7 +247,7 @@ def test_unexpected_weights_are_reported_by_name(good_dir, caplog):
     _as_bin(good_dir, state)
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         _, info = BertModel.from_pretrained(good_dir, output_loading_info=True)
-    assert info["unexpected_keys"] == ["encoder.layer.7.output.dense.weight"]
+    assert info["unexpected_keys"] == {"encoder.layer.7.output.dense.weight"}
     assert "not used by BertModel: encoder.layer.7.output.dense.weight" in caplog.text
 
 

@@ -39,7 +39,7 @@ def test_bert_base_legacy_layout_loads_and_matches_transformers(bert_base_legacy
 
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         ours, info = BertModel.from_pretrained(bert_base_legacy_dir, output_loading_info=True)
-    assert info["missing_keys"] == [] and info["mismatched_keys"] == []
+    assert info["missing_keys"] == set() and info["mismatched_keys"] == set()
     assert sorted(info["unexpected_keys"]) == sorted(k for k in raw if k.startswith("cls."))
     assert ("bert.encoder.layer.11.output.LayerNorm.beta", "encoder.layer.11.output.LayerNorm.bias") in info["renamed_keys"]
     assert info["dropped_buffers"] == ["bert.embeddings.position_ids"]
@@ -72,7 +72,7 @@ def test_prefix_is_added_for_a_head_model(tmp_path):
     source = BertModel(config)
     source.save_pretrained(tmp_path)
     wrapped, info = Wrapper.from_pretrained(tmp_path, output_loading_info=True)
-    assert info["missing_keys"] == [] and info["unexpected_keys"] == []
+    assert info["missing_keys"] == set() and info["unexpected_keys"] == set()
     for name, param in source.named_parameters():
         assert torch.equal(param, wrapped.get_parameter("bert." + name))
 
@@ -173,7 +173,7 @@ def test_missing_pooler_is_initialised_with_a_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         model, info = BertModel.from_pretrained(tmp_path, output_loading_info=True)
     assert sorted(info["newly_initialized_keys"]) == ["pooler.dense.bias", "pooler.dense.weight"]
-    assert "newly initialised: pooler.dense.weight, pooler.dense.bias" in caplog.text
+    assert "are newly initialized: pooler.dense.weight, pooler.dense.bias" in caplog.text
     assert model.pooler is not None
 
 
@@ -186,7 +186,7 @@ def test_checkpoint_saved_by_transformers_masked_lm_loads_with_pooler_warning(tm
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         ours, info = BertModel.from_pretrained(tmp_path, output_loading_info=True)
     assert sorted(info["newly_initialized_keys"]) == ["pooler.dense.bias", "pooler.dense.weight"]
-    assert "newly initialised" in caplog.text and "pooler.dense.weight" in caplog.text
+    assert "newly initialized" in caplog.text and "pooler.dense.weight" in caplog.text
     assert all(k.startswith("cls.") for k in info["unexpected_keys"]) and info["unexpected_keys"]
     inputs = _ids(211)
     with torch.no_grad():

@@ -76,3 +76,11 @@ def test_demo_and_parity_take_a_google_checkpoint_in_every_form(form):
     assert parity.returncode == 0, parity.stderr
     assert "encoder.layer.1.output.LayerNorm " in parity.stdout and "OUT OF" not in parity.stdout
     assert "Traceback" not in demo.stderr + parity.stderr
+
+
+def test_inspect_lists_a_weights_only_directory(minilm_dir, tmp_path):
+    """from_pretrained takes such a directory with config=; inspect needs no config to list it."""
+    os.link(os.path.join(minilm_dir, "model.safetensors"), tmp_path / "model.safetensors")
+    result = _run("inspect", str(tmp_path), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "6 layers" in result.stdout and "the weights do not fix it" in result.stdout  # the heads: no config

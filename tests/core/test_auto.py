@@ -5,6 +5,7 @@ what is not BERT."""
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 import torch
@@ -81,13 +82,15 @@ def test_auto_model_is_the_base_model_whatever_was_saved(tmp_path):
     assert type(mini_hf_bert.AutoModelForMaskedLM.from_config(config)).__name__ == "BertForMaskedLM"
 
 
-def test_a_missing_head_is_an_error_unless_strict_false(tmp_path):
-    """transformers initialises the head silently; here strict loading names it."""
+def test_a_missing_head_is_initialised_and_named_as_transformers(tmp_path, caplog):
     path = _save(tmp_path, "BertForPreTraining")
-    with pytest.raises(Exception, match="classifier.weight"):
-        mini_hf_bert.AutoModelForSequenceClassification.from_pretrained(path, num_labels=3)
-    model = mini_hf_bert.AutoModelForSequenceClassification.from_pretrained(path, num_labels=3, strict=False)
+    with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
+        model, info = mini_hf_bert.AutoModelForSequenceClassification.from_pretrained(
+            path, num_labels=3, output_loading_info=True)
+    _, theirs = transformers.AutoModelForSequenceClassification.from_pretrained(path, num_labels=3, output_loading_info=True)
     assert model.classifier.out_features == 3
+    assert info["missing_keys"] == theirs["missing_keys"] == {"classifier.weight", "classifier.bias"}
+    assert "are newly initialized: classifier.weight, classifier.bias" in caplog.text
 
 
 def test_auto_tokenizer_equals_transformers(minilm_dir):

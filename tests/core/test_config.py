@@ -88,7 +88,6 @@ def test_reads_google_bert_config(tmp_path, caplog):
 
 
 BAD_VALUES = [
-    (dict(hidden_size=100, num_attention_heads=12), "hidden_size (100) must be divisible by num_attention_heads"),
     (dict(hidden_act="gelu_fancy"), "hidden_act 'gelu_fancy' is not a known activation"),
     (dict(num_hidden_layers=0), "num_hidden_layers must be positive"),
     (dict(vocab_size=-5), "vocab_size must be positive"),
@@ -114,9 +113,24 @@ def test_invalid_values_name_the_field(kwargs, message):
     assert message in str(info.value)
 
 
-def test_invalid_config_file_names_the_file(tmp_path):
+def test_heads_that_do_not_divide_hidden_are_refused_by_the_model_not_the_config(tmp_path):
+    """transformers and Google accept such a config and refuse the model (Google's own
+    test_config_to_json_string builds hidden_size=37 with the default 12 heads)."""
+    from mini_hf_bert import BertForSequenceClassification, BertModel
+
+    config = BertConfig(vocab_size=99, hidden_size=37)
+    assert json.loads(config.to_json_string())["hidden_size"] == 37
+    for model_class in (BertModel, BertForSequenceClassification):
+        with pytest.raises(ConfigError, match=re.escape("hidden_size (37) must be divisible by num_attention_heads (12)")):
+            model_class(config)
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "bert", "hidden_size": 100, "num_attention_heads": 12}))
+    assert BertConfig.from_json_file(path).hidden_size == 100
+
+
+def test_invalid_config_file_names_the_file(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", "hidden_size": -100}))
     with pytest.raises(ConfigError, match=f"{path}: BertConfig.hidden_size"):
         BertConfig.from_json_file(path)
     path.write_text("{not json")
@@ -147,4 +161,4 @@ def test_edited_config_is_validated_when_a_model_is_built():
 
 def test_replace_keeps_validation():
     with pytest.raises(ConfigError):
-        dataclasses.replace(BertConfig(), hidden_size=7)
+        dataclasses.replace(BertConfig(), hidden_size=-7)

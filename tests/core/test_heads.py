@@ -222,7 +222,7 @@ def test_bert_base_legacy_layout_loads_into_pretraining_model(bert_base_legacy_d
     embeddings) but no decoder.bias: both come from their tie sources, nothing is missing."""
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         ours, info = mini_hf_bert.BertForPreTraining.from_pretrained(bert_base_legacy_dir, output_loading_info=True)
-    assert info["missing_keys"] == [] and info["unexpected_keys"] == [] and info["mismatched_keys"] == []
+    assert info["missing_keys"] == set() and info["unexpected_keys"] == set() and info["mismatched_keys"] == set()
     assert "differs" not in caplog.text
     assert all(record.getMessage().startswith(bert_base_legacy_dir) for record in caplog.records)  # each names the file
     assert _tied(ours)
@@ -249,14 +249,18 @@ def test_a_tied_copy_that_disagrees_is_reported(tmp_path, caplog):
 
 
 def test_base_checkpoint_into_a_head_model_reports_the_new_head(tmp_path, caplog):
-    """Fine-tuning starts this way: BertModel weights, a fresh classifier. Strict loading
-    refuses (classifier missing) until strict=False says it is meant."""
+    """Fine-tuning starts this way: BertModel weights, a fresh classifier, initialised with
+    transformers' warning naming it, strict or not (the encoder is whole)."""
     mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**_config_kwargs())).save_pretrained(tmp_path)
-    with pytest.raises(mini_hf_bert.CheckpointError, match="2 weights missing: classifier.weight, classifier.bias"):
-        mini_hf_bert.BertForSequenceClassification.from_pretrained(tmp_path, num_labels=3)
-    with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
-        model = mini_hf_bert.BertForSequenceClassification.from_pretrained(tmp_path, num_labels=3, strict=False)
-    assert model.classifier.out_features == 3 and "classifier.weight" in caplog.text
+    for strict in (True, False):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
+            model, info = mini_hf_bert.BertForSequenceClassification.from_pretrained(
+                tmp_path, num_labels=3, strict=strict, output_loading_info=True)
+        assert model.classifier.out_features == 3
+        assert info["missing_keys"] == info["newly_initialized_keys"] == {"classifier.weight", "classifier.bias"}
+        assert ("Some weights of BertForSequenceClassification were not initialized from the model checkpoint at "
+                f"{tmp_path / 'model.safetensors'} and are newly initialized: classifier.weight, classifier.bias") in caplog.text
 
 
 # ------------------------------------------------------------------ wrong labels
@@ -301,4 +305,4 @@ def test_pretraining_checkpoint_into_masked_lm_reports_unused_heads_by_file(tmp_
     assert sorted(info["unexpected_keys"]) == ["bert.pooler.dense.bias", "bert.pooler.dense.weight",
                                                "cls.seq_relationship.bias", "cls.seq_relationship.weight"]
     assert f"{tmp_path / 'model.safetensors'}: 4 checkpoint weights are not used by BertForMaskedLM" in caplog.text
-    assert _tied(mlm) and info["missing_keys"] == []
+    assert _tied(mlm) and info["missing_keys"] == set()
