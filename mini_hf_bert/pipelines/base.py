@@ -3,6 +3,7 @@ the checks on what a caller passes. Each task's pipeline is a subclass in its ow
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -35,11 +36,14 @@ class Pipeline:
 
     def __init__(self, model: torch.nn.Module, tokenizer: BertTokenizer, batch_size: int = 1,
                  device: str | int | torch.device | None = None, progress: bool | None = None) -> None:
-        if not isinstance(model, self.model_classes):
+        if not isinstance(model, self.model_classes) and not _transformers_counterpart(model, self.model_classes):
             names = " or ".join(c.__name__ for c in self.model_classes)
-            raise TypeError(f"{self.task} needs a {names}, got {type(model).__name__}")
+            raise TypeError(f"{self.task} needs a {names} (mini_hf_bert's or transformers'), got {_described(model)}")
+        if _is_transformers_bert_tokenizer(tokenizer):
+            tokenizer = _from_transformers_tokenizer(tokenizer)
         if not isinstance(tokenizer, BertTokenizer):
-            raise TypeError(f"tokenizer must be a mini_hf_bert BertTokenizer, got {type(tokenizer).__name__}")
+            raise TypeError(f"tokenizer must be a BertTokenizer (mini_hf_bert's, or transformers' BertTokenizer or "
+                            f"BertTokenizerFast), got {_described(tokenizer)}")
         self.batch_size = _check_batch_size(batch_size)
         self.model = model.eval() if device is None else model.to(_device(device)).eval()
         self.tokenizer = tokenizer
@@ -154,3 +158,32 @@ def _progress_bar(batches: list, task: str, progress: bool | None) -> Iterable:
     except ImportError:
         return batches
     return tqdm(batches, desc=task, unit="batch", disable=None if progress is None else False)
+
+
+# ------------------------------------------------------------------ transformers' objects
+
+
+def _described(value: Any) -> str:
+    """``BertForMaskedLM`` (ours) or ``transformers' RobertaForMaskedLM``, for messages."""
+    kind = type(value)
+    return f"transformers' {kind.__name__}" if kind.__module__.startswith("transformers.") else kind.__name__
+
+
+def _transformers_counterpart(model: Any, classes: tuple[type, ...]) -> bool:
+    """A transformers model of the same class as one of ``classes`` (transformers'
+    ``BertForMaskedLM`` for ours): it computes the same outputs, under the same names."""
+    kind = type(model)
+    return kind.__module__.startswith("transformers.") and kind.__name__ in {c.__name__ for c in classes}
+
+
+def _is_transformers_bert_tokenizer(tokenizer: Any) -> bool:
+    kind = type(tokenizer)
+    return kind.__module__.startswith("transformers.") and kind.__name__ in ("BertTokenizer", "BertTokenizerFast")
+
+
+def _from_transformers_tokenizer(tokenizer: Any) -> BertTokenizer:
+    """Ours, from the files a transformers BERT tokenizer saves (vocab.txt and its settings):
+    the same WordPiece, so the same ids (tests/core/test_tokenizer.py)."""
+    with tempfile.TemporaryDirectory(prefix="mini_hf_bert_tokenizer_") as directory:
+        tokenizer.save_pretrained(directory)
+        return BertTokenizer.from_pretrained(directory)

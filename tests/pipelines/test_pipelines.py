@@ -14,6 +14,7 @@ import transformers
 
 import mini_hf_bert
 from mini_hf_bert import CheckpointError, pipeline
+from mini_hf_bert.pipelines import FillMaskPipeline
 from mini_hf_bert.checkpoints.convert import convert
 from mini_hf_bert.parity.compare import FP32_ATOL
 from mini_hf_bert.parity.testing_utils import write_head_checkpoint
@@ -213,10 +214,29 @@ def test_bad_input_is_a_clear_error(google_mlm, task, call, error, message):
     (lambda d: pipeline("fill-mask", model=d, topk=3), TypeError, r"unexpected keyword arguments \['topk'\]"),
     (lambda d: pipeline("fill-mask", model=mini_hf_bert.BertModel.from_pretrained(d)), ValueError, "pass tokenizer="),
     (lambda d: pipeline("fill-mask", model=mini_hf_bert.BertModel.from_pretrained(d), tokenizer=d), TypeError,
-     "fill-mask needs a BertForMaskedLM, got BertModel"),
+     r"fill-mask needs a BertForMaskedLM \(mini_hf_bert's or transformers'\), got BertModel"),
     (lambda d: pipeline("text-classification", model=d), CheckpointError,
      r"has no trained head for 'text-classification' \(classifier.bias, classifier.weight would be random\)"),
 ])
 def test_bad_pipeline_arguments_are_named(google_mlm, make, error, message):
     with pytest.raises(error, match=message):
         make(google_mlm)
+
+
+def test_transformers_model_and_tokenizer_objects_run_in_our_pipeline(google_mlm):
+    """transformers' BertForMaskedLM computes what ours does; its tokenizer's files make ours."""
+    theirs = transformers.BertForMaskedLM.from_pretrained(google_mlm)
+    their_tokenizer = transformers.AutoTokenizer.from_pretrained(google_mlm)
+    text = "the capital of france is [MASK] ."
+    expected = pipeline("fill-mask", model=google_mlm)(text, top_k=3)
+    got = pipeline("fill-mask", model=theirs, tokenizer=their_tokenizer)(text, top_k=3)
+    assert [(r["token"], r["sequence"]) for r in got] == [(r["token"], r["sequence"]) for r in expected]
+    assert [r["score"] for r in got] == pytest.approx([r["score"] for r in expected], abs=FP32_ATOL)
+    roberta = transformers.RobertaForMaskedLM(transformers.RobertaConfig(
+        vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=37))
+    with pytest.raises(TypeError, match=r"fill-mask needs a BertForMaskedLM \(mini_hf_bert's or transformers'\), "
+                                        r"got transformers' RobertaForMaskedLM"):
+        pipeline("fill-mask", model=roberta, tokenizer=their_tokenizer)
+    with pytest.raises(TypeError, match=r"tokenizer must be a BertTokenizer \(mini_hf_bert's, or transformers' "
+                                        r"BertTokenizer or BertTokenizerFast\), got str"):
+        FillMaskPipeline(theirs, "not a tokenizer")
