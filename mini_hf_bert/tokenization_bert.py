@@ -547,6 +547,24 @@ _DECODER_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", 
 _SPECIAL_TOKEN_KEYS = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
 
+def _is_batch_of_pairs(text: Any, is_split_into_words: bool) -> bool:
+    """``[(text, pair), ...]``, as transformers reads a batch: each item a 2-tuple (or list)
+    of texts; with ``is_split_into_words``, of word lists (an item whose first element is
+    a word is one text, not a pair)."""
+    if not isinstance(text, (list, tuple)) or not text:
+        return False
+    if is_split_into_words:
+        return all(isinstance(item, (list, tuple)) and len(item) == 2
+                   and all(isinstance(part, (list, tuple)) for part in item) for item in text)
+    return all(isinstance(item, (list, tuple)) and len(item) == 2 for item in text)
+
+
+def _side(value: Any, argument: str) -> str:
+    if value not in ("right", "left"):
+        raise ValueError(f"{argument}={value!r}: expected 'right' or 'left'")
+    return value
+
+
 def _is_choice(value: Any, table: Mapping) -> bool:
     """``value`` is one of ``table``'s keys, as a bool or a str (``1 in {True: ...}`` is true in Python)."""
     return isinstance(value, (bool, str)) and value in table
@@ -588,10 +606,13 @@ def _as_added_token(given: Any, special: bool, argument: str) -> AddedToken:
     return token
 
 
-def _windows(tokens: list, keep: int, stride: int, overflow: bool, argument: str) -> list[list]:
+def _windows(tokens: list, keep: int, stride: int, overflow: bool, argument: str, left: bool = False) -> list[list]:
     """``tokens`` cut to ``keep``: the first window only, or with ``overflow`` every window
     of ``keep`` tokens, each starting ``stride`` tokens before the previous one ended (the
-    last may be shorter). ``[t0 … t9]``, keep 4, stride 1 -> ``[t0-t3] [t3-t6] [t6-t9]``."""
+    last may be shorter). ``[t0 … t9]``, keep 4, stride 1 -> ``[t0-t3] [t3-t6] [t6-t9]``.
+    ``left``: the same from the end (``truncation_side="left"``): ``[t6-t9] [t3-t6] [t0-t3]``."""
+    if left:
+        return [window[::-1] for window in _windows(tokens[::-1], keep, stride, overflow, argument)]
     if len(tokens) <= keep:
         return [tokens]
     if keep == 0:  # nothing fits: an empty window, then the whole sequence (as the Rust tokenizer)
@@ -635,6 +656,13 @@ class BertTokenizer:
             ``truncation=True`` and ``padding="max_length"`` without ``max_length``.
         clean_up_tokenization_spaces: ``decode`` also removes spaces before punctuation
             (transformers' string-level clean-up; default False, as 5.x).
+        padding_side / truncation_side: where padding goes and which end truncation cuts,
+            "right" (default) or "left" (keep the end of a long text).
+        extra_special_tokens: more special tokens (5.x's name; 4.x's
+            ``additional_special_tokens``), added after the vocabulary where new.
+
+    A special token the vocabulary lacks (Google's and transformers' tokenizers accept a
+    vocabulary without ``[PAD]`` or ``[MASK]``) is added after it, as transformers does.
     """
 
     vocab_files_names = VOCAB_FILES_NAMES
@@ -657,6 +685,10 @@ class BertTokenizer:
         clean_up_tokenization_spaces: bool = False,
         *,
         vocab: dict[str, int] | None = None,
+        padding_side: str = "right",
+        truncation_side: str = "right",
+        extra_special_tokens: Sequence[str] | None = None,
+        additional_special_tokens: Sequence[str] | None = None,
     ) -> None:
         if (vocab_file is None) == (vocab is None):
             raise TypeError("BertTokenizer needs exactly one of vocab_file (a vocab.txt path) or vocab (a dict)")
@@ -668,12 +700,9 @@ class BertTokenizer:
         self.additional_special_tokens: list[str] = []
         # Tokens added after the vocabulary: content -> (id, AddedToken), in the order added.
         self._added: dict[str, tuple[int, AddedToken]] = {}
-        missing = [t for t in self.all_special_tokens if t not in self.vocab]
-        if missing:
-            raise TokenizerFileError(
-                f"{source}: the special tokens {missing} are not in the vocabulary "
-                f"({len(self.vocab)} tokens); a BERT vocab.txt holds [PAD], [UNK], [CLS], [SEP] and [MASK]"
-            )
+        for key in _SPECIAL_TOKEN_KEYS:
+            if not isinstance(getattr(self, key), str) or not getattr(self, key):
+                raise TypeError(f"BertTokenizer: {key} must be a non-empty str, got {getattr(self, key)!r}")
         self.ids_to_tokens = {i: t for t, i in self.vocab.items()}
         self.do_lower_case = do_lower_case
         self.do_basic_tokenize = do_basic_tokenize
@@ -682,11 +711,34 @@ class BertTokenizer:
         self.model_max_length = VERY_LARGE_INTEGER if model_max_length is None else int(model_max_length)
         self.clean_up_tokenization_spaces = clean_up_tokenization_spaces
         # Where __call__ and pad put padding: "right" (BERT's absolute positions count from
-        # the left, so its inputs are padded on the right), or "left".
-        self.padding_side = "right"
+        # the left, so its inputs are padded on the right), or "left"; and which end
+        # truncation cuts ("left" keeps the end of a text: the last turns of a dialogue).
+        self.padding_side = _side(padding_side, "padding_side")
+        self.truncation_side = _side(truncation_side, "truncation_side")
         self.basic_tokenizer = BasicTokenizer(do_lower_case, never_split, tokenize_chinese_chars, strip_accents)
         self.wordpiece_tokenizer = WordpieceTokenizer(self.vocab, unk_token)
+        self._warned_too_long = False
+        missing = [t for t in dict.fromkeys(getattr(self, key) for key in _SPECIAL_TOKEN_KEYS) if t not in self.vocab]
+        if missing:
+            logger.info("%s: the special tokens %s are not in the vocabulary; added after its %d tokens (as transformers)",
+                        source, missing, len(self.vocab))
+            self.add_tokens([AddedToken(t, special=True) for t in missing], special_tokens=True)
+        if extra_special_tokens is not None and additional_special_tokens is not None:
+            raise TypeError("pass extra_special_tokens (transformers 5.x's name) or additional_special_tokens (4.x's), not both")
+        extra = extra_special_tokens if extra_special_tokens is not None else additional_special_tokens
+        if extra:
+            self.add_special_tokens({"additional_special_tokens": list(extra)})
         self._compile_added()
+
+    @property
+    def extra_special_tokens(self) -> list[str]:
+        """The special tokens besides the five named ones (transformers 5.x's name)."""
+        return list(self.additional_special_tokens)
+
+    @property
+    def pad_token_type_id(self) -> int:
+        """The token type padding positions get: 0, as transformers' BERT tokenizers."""
+        return 0
 
     def _compile_added(self) -> None:
         """The patterns that find special and added tokens in a text."""
@@ -1028,6 +1080,8 @@ class BertTokenizer:
             ``offset_mapping``, ``special_tokens_mask``, ``length``, ``overflow_to_sample_mapping``
             when asked).
         """
+        if text_pair is None and _is_batch_of_pairs(text, is_split_into_words):  # [(text, pair), ...]
+            text, text_pair = [item[0] for item in text], [item[1] for item in text]
         if is_split_into_words:
             # A text is a list of words; a batch is a list of such lists.
             batched = isinstance(text, (list, tuple)) and bool(text) and isinstance(text[0], (list, tuple))
@@ -1058,21 +1112,25 @@ class BertTokenizer:
                 check(t, f"text_pair[{i}]" if batched else "text_pair")
         if not _is_choice(padding, _PADDING):
             raise ValueError(f"padding={padding!r}: expected False, True, 'longest', 'max_length' or 'do_not_pad'")
-        if truncation is None and max_length is not None:
+        if truncation is None and max_length is not None and not padding:
+            # as transformers: max_length alone means truncation; with padding it is the pad width
             logger.warning("max_length=%d without truncation: truncating with 'longest_first' (as transformers)", max_length)
             truncation = "longest_first"
         if not _is_choice(truncation or False, _TRUNCATION):
             raise ValueError(f"truncation={truncation!r}: expected False, True, 'longest_first', 'only_first' or 'only_second'")
         _check_return_tensors(return_tensors)
         _check_multiple(pad_to_multiple_of)
-        if self.padding_side not in ("right", "left"):
-            raise ValueError(f"padding_side={self.padding_side!r}: expected 'right' or 'left'")
+        _side(self.padding_side, "padding_side")
+        _side(self.truncation_side, "truncation_side")
         if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1):
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         if not isinstance(stride, int) or isinstance(stride, bool) or stride < 0:
             raise ValueError(f"stride must be an int >= 0, got {stride!r}")
         pad_mode, trunc_mode = _PADDING[padding], _TRUNCATION[truncation or False]
         limit = max_length if max_length is not None else self.model_max_length
+        if pad_mode is not None and trunc_mode is not None and pad_to_multiple_of and limit % pad_to_multiple_of:
+            raise ValueError(f"Truncation and padding are both activated but truncation length ({limit}) is not a "
+                             f"multiple of pad_to_multiple_of ({pad_to_multiple_of}).")
         if pad_mode == "max_length" and limit >= VERY_LARGE_INTEGER:
             raise ValueError("padding='max_length' needs max_length (this tokenizer has no model_max_length)")
         room = limit - self.num_special_tokens_to_add()
@@ -1089,6 +1147,13 @@ class BertTokenizer:
             sources += [index] * len(windows)
         if return_overflowing_tokens:  # windows make a batch even of one text (as transformers)
             batched = True
+        if trunc_mode is None and not self._warned_too_long and self.model_max_length < VERY_LARGE_INTEGER:
+            longest = max(len(r["input_ids"]) for r in rows)
+            if longest > self.model_max_length:  # once per tokenizer, as transformers
+                self._warned_too_long = True
+                logger.warning("Token indices sequence length is longer than the specified maximum sequence length "
+                               "for this model (%d > %d). Running this sequence through the model will result in "
+                               "indexing errors", longest, self.model_max_length)
         if pad_mode is not None:
             width = limit if pad_mode == "max_length" else max(len(r["input_ids"]) for r in rows)
             width = _round_up(width, pad_to_multiple_of)
@@ -1127,8 +1192,9 @@ class BertTokenizer:
         specials = self.num_special_tokens_to_add(second is not None) if add_special else 0
         keep_first, keep_second = self._kept_lengths(len(first), None if second is None else len(second),
                                                      truncation, limit - specials)
-        windows_a = _windows(first, keep_first, stride, overflow, "text")
-        windows_b = [None] if second is None else _windows(second, keep_second, stride, overflow, "text_pair")
+        left = self.truncation_side == "left"
+        windows_a = _windows(first, keep_first, stride, overflow, "text", left)
+        windows_b = [None] if second is None else _windows(second, keep_second, stride, overflow, "text_pair", left)
         # The first window of each, then every later window of the text with each window of
         # the pair, then the first window of the text with every later window of the pair
         # (the order of the Rust tokenizer's Encoding.merge_with; for "only_second", the QA

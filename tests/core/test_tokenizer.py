@@ -348,11 +348,14 @@ def test_malformed_vocab_file(tmp_path, content, message):
         BertTokenizer(path)
 
 
-def test_vocab_without_special_tokens(tmp_path):
+def test_vocab_without_special_tokens_gets_them_added_as_transformers(tmp_path):
     path = tmp_path / "vocab.txt"
     path.write_text("hello\nworld\n[UNK]\n")
-    with pytest.raises(TokenizerFileError, match=r"vocab.txt: the special tokens \['\[SEP\]', '\[PAD\]', '\[CLS\]', '\[MASK\]'\] are not in"):
-        BertTokenizer(path)
+    ours, theirs = BertTokenizer(path), transformers.BertTokenizer(str(path))
+    assert [ours.convert_tokens_to_ids(t) for t in ("[SEP]", "[PAD]", "[CLS]", "[MASK]")] == \
+        [theirs.convert_tokens_to_ids(t) for t in ("[SEP]", "[PAD]", "[CLS]", "[MASK]")]
+    assert ours(["hello world [MASK]", "hello"], padding=True)["input_ids"] == \
+        theirs(["hello world [MASK]", "hello"], padding=True)["input_ids"]
 
 
 def test_malformed_tokenizer_json(tmp_path):
