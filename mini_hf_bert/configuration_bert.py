@@ -27,7 +27,7 @@ import logging
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .activations import ACT2FN
 from .file_utils import MAX_METADATA_BYTES, directory_lock, read_file, write_text
@@ -77,6 +77,7 @@ class BertConfig:
     """
 
     model_type = "bert"  # class attribute, written to config.json as transformers does
+    sub_configs: ClassVar[dict] = {}  # transformers' composite configs name theirs here; BERT has none
 
     # --- sizes ---------------------------------------------------------------
     vocab_size: int = 30522  # rows of word_embeddings: the WordPiece vocabulary
@@ -145,6 +146,15 @@ class BertConfig:
         self._settle_labels()
         self.validate()
         self._settle_pruned_heads()
+        object.__setattr__(self, "_built", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        # As transformers' num_labels setter: a new count rebuilds generic labels.
+        if name == "num_labels" and self.__dict__.get("_built") and (self.id2label is None or len(self.id2label) != value):
+            object.__setattr__(self, "id2label", None)
+            object.__setattr__(self, "label2id", None)
+            self._settle_labels()
 
     def _settle_pruned_heads(self) -> None:
         """JSON object keys are strings: turn pruned_heads' layer keys back into ints, and check them."""
@@ -351,6 +361,10 @@ class BertConfig:
     def to_json_string(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
+    def to_json_file(self, json_file_path: str | os.PathLike) -> str:
+        """Write ``to_json_string()`` to ``json_file_path``, whole or not at all; return the path."""
+        return write_text(os.fspath(json_file_path), self.to_json_string())
+
     @classmethod
     def from_json_file(cls, path: str | os.PathLike, check_model: bool = False, **overrides: Any) -> "BertConfig":
         """Read an HF ``config.json`` or a Google ``bert_config.json`` (detected by its keys).
@@ -410,15 +424,19 @@ class BertConfig:
         revision: str = "main",
         cache_dir: str | os.PathLike | None = None,
         local_files_only: bool = False,
+        subfolder: str = "",
         **overrides: Any,
     ) -> "BertConfig":
         """Read the config of a checkpoint: a directory with ``config.json`` (or Google's
         ``bert_config.json``), the JSON file itself, a Google checkpoint prefix or ``.zip``,
         or a hub id (the local cache, or downloaded as ``from_pretrained`` would).
+        ``subfolder``: the config is in this folder of the directory (transformers' argument).
         ``overrides`` replace fields (``num_labels=3``); ``name_or_path`` records the source."""
         from .checkpoints.resolve import resolve_config
 
         source = os.fspath(pretrained_model_name_or_path)
+        if subfolder:
+            source = os.path.join(source, subfolder)
         with resolve_config(source, revision, cache_dir, local_files_only) as path:
             config = cls.from_json_file(path, **overrides)
         config.name_or_path = source
