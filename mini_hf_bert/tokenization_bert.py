@@ -61,6 +61,14 @@ class TokenizerFileError(ValueError):
     """
 
 
+class VocabularyNotFoundError(FileNotFoundError, TokenizerFileError):
+    """No vocabulary file at the path given: a FileNotFoundError, and the ValueError that
+    transformers' Python tokenizer raises for it.
+
+    transformers: none (``BertTokenizerLegacy`` raises ValueError)
+    """
+
+
 # --------------------------------------------------------------------------------------
 # Character classes. Each rule is stated over Python's unicodedata; unicode_tables lists
 # where the fast tokenizer's own tables disagree (other Unicode versions).
@@ -164,7 +172,7 @@ def load_vocab(vocab_file: str | os.PathLike) -> dict[str, int]:
     try:
         data = read_file(path, MAX_METADATA_BYTES)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such vocabulary file") from None
+        raise VocabularyNotFoundError(f"{path}: no such vocabulary file") from None
     except IsADirectoryError:
         raise TokenizerFileError(f"{path}: is a directory, not a vocabulary file") from None
     except OSError as e:
