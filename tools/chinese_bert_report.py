@@ -239,13 +239,17 @@ def draw_phase_curves(phase: str, path: str) -> str:
 
 
 def draw_plateau_study(study: dict, language: str, path: str) -> str:
+    import matplotlib
+
     words = WORDS[language]
     markers = "os^Dv<>pPX*h"
+    # tab10 and two more, so that no two of the twelve runs share a colour (nor a marker)
+    colours = [*matplotlib.colormaps["tab10"].colors, "black", "darkgoldenrod"]
     with _figure(language, path, figsize=(9, 5)) as (figure, ax):
         for index, (name, run) in enumerate(study["runs"].items()):
             points = [(e["tokens"], e["mlm_mask_accuracy"]) for e in run["evaluations"]]
             ax.plot(*zip(*points), marker=markers[index % len(markers)], markersize=4, label=name,
-                    linewidth=2.2 if name == "baseline" else 1.2)
+                    color=colours[index % len(colours)], linewidth=2.2 if name == "baseline" else 1.2)
         guess = statistics.mean(e["mlm_most_frequent_token_accuracy"] for r in study["runs"].values()
                                 for e in r["evaluations"])
         ax.axhline(guess, linestyle="--", color="grey", label=words["guess"])
