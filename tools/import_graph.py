@@ -25,7 +25,7 @@ PACKAGE = "mini_hf_bert"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared machinery", (
         "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "file_utils",
-        "unicode_tables", "integrations", "integrations.*", "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
+        "unicode_tables", "integrations.sdpa_attention", "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
         "checkpoints.tf_bundle", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
         "checkpoints.resolve", "checkpoints.loading", "checkpoints.saving", "checkpoints.fingerprints",
         "checkpoints.bundled",
@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("tools", (
         "checkpoints.convert", "parity", "parity.*", "pipelines", "pipelines.*", "companion", "companion.*",
-        "training", "training.*",
+        "training", "training.*", "integrations", "integrations.trainer",
     )),
     ("public API", ("",)),  # mini_hf_bert/__init__.py: what `from mini_hf_bert import ...` offers
     ("command line", ("commands", "commands.*", "__main__")),

@@ -1,0 +1,37 @@
+"""The conformance suite's summary: how many ported tests each upstream source has here,
+how many passed, and how many it leaves out (each module's ``OUT_OF_SCOPE``, with reasons)."""
+
+from __future__ import annotations
+
+import collections
+import importlib
+
+#: Ported module -> the upstream file its tests come from.
+SOURCES = {
+    "test_modeling_bert_upstream": "transformers tests/models/bert/test_modeling_bert.py",
+    "test_configuration_upstream": "transformers 5.23 tests/test_configuration_common.py (ConfigTester)",
+    "test_tokenization_bert_upstream": "transformers tests/models/bert/test_tokenization_bert.py (4.x) + _legacy.py (5.x)",
+    "test_google_tokenization": "google-research/bert tokenization_test.py",
+    "test_google_modeling": "google-research/bert modeling_test.py",
+}
+
+_outcomes: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+
+
+def pytest_runtest_logreport(report):
+    module = report.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+    if module in SOURCES and (report.when == "call" or report.outcome != "passed"):
+        _outcomes[module][report.outcome] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _outcomes:
+        return
+    terminalreporter.section("conformance: upstream tests run here, per source")
+    for module, source in SOURCES.items():
+        counts = _outcomes.get(module)
+        if counts is None:
+            continue
+        left_out = len(getattr(importlib.import_module(f"tests.conformance.{module}"), "OUT_OF_SCOPE", {}))
+        terminalreporter.write_line(f"{source}: {counts['passed']} passed, {counts['failed']} failed, "
+                                    f"{counts['skipped']} skipped; {left_out} out of scope")

@@ -1,0 +1,53 @@
+"""docs/ecosystem.md's recipes run as written and print what their comments say, as the
+README's blocks do (``test_readme.RUNNER``); its Chinese twin holds the very same code."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ..paths import ROOT
+from .test_readme import BLOCK, EXPECTED_PRINT, RUNNER
+
+PAGE = os.path.join(ROOT, "docs", "ecosystem.md")
+PAGE_ZH = os.path.join(ROOT, "docs", "zh", "ecosystem.md")
+#: One recipe per library the page promises.
+RECIPES = ("mini_hf_bert.integrations import Trainer", "from accelerate import", "from peft import",
+           "from sentence_transformers import", "import onnxruntime", "transformers.pipeline(")
+
+
+def blocks(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return BLOCK.findall(f.read())
+
+
+def test_every_library_has_a_recipe_and_the_chinese_page_the_same_code():
+    english = blocks(PAGE)
+    assert all(any(recipe in block for block in english) for recipe in RECIPES)
+    assert all(any(EXPECTED_PRINT.match(line) for line in block.splitlines()) for block in english)
+    assert blocks(PAGE_ZH) == english
+    with open(PAGE_ZH, encoding="utf-8") as f:
+        assert re.search(r"[\u4e00-\u9fff]{20}", f.read())  # Chinese prose, not a copy of the English
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> list[dict]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
+    run = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(blocks(PAGE)), capture_output=True,
+                         text=True, cwd=tmp_path_factory.mktemp("ecosystem"), env=env, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("index", range(len(blocks(PAGE))))
+def test_recipe_runs_and_prints_what_it_says(results, index):
+    block, result = blocks(PAGE)[index], results[index]
+    assert "error" not in result, f"ecosystem.md recipe {index + 1} fails:\n{block}\n{result['error']}"
+    expected = [m.group(1) for line in block.splitlines() if (m := EXPECTED_PRINT.match(line))]
+    printed = result["stdout"].splitlines()
+    assert printed == expected, f"ecosystem.md recipe {index + 1} prints {printed}, its comments say {expected}"
