@@ -32,21 +32,23 @@ def test_every_library_has_a_recipe_and_the_chinese_page_the_same_code():
     assert all(any(EXPECTED_PRINT.match(line) for line in block.splitlines()) for block in english)
     assert blocks(PAGE_ZH) == english
     with open(PAGE_ZH, encoding="utf-8") as f:
-        assert re.search(r"[\u4e00-\u9fff]{20}", f.read())  # Chinese prose, not a copy of the English
+        assert len(re.findall(r"[\u4e00-\u9fff]", f.read())) > 500  # Chinese prose, not a copy of the English
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> list[dict]:
+def run_alone(block: str, directory) -> dict:
+    """One recipe in a process of its own, as a user runs it: accelerate's state, for one,
+    is per process, and Trainer's sets it up before the accelerate recipe would."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
-    run = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(blocks(PAGE)), capture_output=True,
-                         text=True, cwd=tmp_path_factory.mktemp("ecosystem"), env=env, timeout=900)
+    run = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps([block]), capture_output=True,
+                         text=True, cwd=directory, env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.splitlines()[-1])
+    return json.loads(run.stdout.splitlines()[-1])[0]
 
 
 @pytest.mark.parametrize("index", range(len(blocks(PAGE))))
-def test_recipe_runs_and_prints_what_it_says(results, index):
-    block, result = blocks(PAGE)[index], results[index]
+def test_recipe_runs_and_prints_what_it_says(tmp_path, index):
+    block = blocks(PAGE)[index]
+    result = run_alone(block, tmp_path)
     assert "error" not in result, f"ecosystem.md recipe {index + 1} fails:\n{block}\n{result['error']}"
     expected = [m.group(1) for line in block.splitlines() if (m := EXPECTED_PRINT.match(line))]
     printed = result["stdout"].splitlines()
