@@ -727,6 +727,7 @@ class BertTokenizer:
         self.wordpiece_tokenizer = WordpieceTokenizer(self.vocab, unk_token)
         self._warned_too_long = False
         missing = [t for t in dict.fromkeys(getattr(self, key) for key in _SPECIAL_TOKEN_KEYS) if t not in self.vocab]
+        self._specials_added_to = (source, missing, len(self.vocab))  # for require_special_tokens_in_vocabulary
         if missing:
             logger.info("%s: the special tokens %s are not in the vocabulary; added after its %d tokens (as transformers)",
                         source, missing, len(self.vocab))
@@ -737,6 +738,18 @@ class BertTokenizer:
         if extra:
             self.add_special_tokens({"additional_special_tokens": list(extra)})
         self._compile_added()
+
+    def require_special_tokens_in_vocabulary(self) -> None:
+        """Raise TokenizerFileError, naming the file, if a special token had to be added
+        after the vocabulary: a model's embedding table has a row per vocabulary entry, so
+        an added token's id lies past it. The commands that pair a vocabulary with a
+        checkpoint or build a model on one call this."""
+        source, missing, size = self._specials_added_to
+        if missing:
+            raise TokenizerFileError(
+                f"{source}: the special tokens {missing} are not in the vocabulary "
+                f"({size} tokens); a BERT vocab.txt holds [PAD], [UNK], [CLS], [SEP] and [MASK]"
+            )
 
     @property
     def extra_special_tokens(self) -> list[str]:

@@ -155,7 +155,9 @@ def _write_tokenizer_files(
     if do_lower_case is None and (TOKENIZER_CONFIG_FILE in present or "vocab.txt" not in present):
         for name in present:
             shutil.copyfile(os.path.join(vocab_dir, name), os.path.join(staging, name))
-        return BertTokenizer.from_pretrained(staging).do_lower_case
+        tokenizer = BertTokenizer.from_pretrained(staging)
+        tokenizer.require_special_tokens_in_vocabulary()
+        return tokenizer.do_lower_case
     if do_lower_case is None:
         do_lower_case, reason = infer_do_lower_case(vocab_dir, load_vocab(os.path.join(vocab_dir, "vocab.txt")))
         logger.info("%s: no tokenizer_config.json; recording do_lower_case=%s, from %s (--do_lower_case overrides it)",
@@ -163,6 +165,7 @@ def _write_tokenizer_files(
     # A tokenizer.json carries its own lower-casing switch, which would contradict the
     # override: the tokenizer is written anew from the vocabulary instead.
     tokenizer = BertTokenizer.from_pretrained(vocab_dir, do_lower_case=do_lower_case, model_max_length=model_max_length)
+    tokenizer.require_special_tokens_in_vocabulary()
     tokenizer.save_pretrained(staging)
     return tokenizer.do_lower_case
 
@@ -375,21 +378,27 @@ def format_description(d: CheckpointDescription) -> str:
 
 
 def load_tokenizer(path: str) -> BertTokenizer:
-    """The tokenizer of an HF directory, or an error naming it when it has no vocabulary."""
+    """The tokenizer of an HF directory, or an error naming it when it has no vocabulary
+    or its vocabulary lacks a special token (the commands run it with a model)."""
     if not any(os.path.isfile(os.path.join(path, f)) for f in ("vocab.txt", "tokenizer.json")):
         raise FileNotFoundError(f"{path}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
-    return BertTokenizer.from_pretrained(path)
+    tokenizer = BertTokenizer.from_pretrained(path)
+    tokenizer.require_special_tokens_in_vocabulary()
+    return tokenizer
 
 
 def tokenizer_for(source: str | None) -> BertTokenizer:
     """The tokenizer of ``source``: a vocab.txt file, a directory with vocab.txt or
-    tokenizer.json, or any checkpoint form; default all-MiniLM-L6-v2's."""
+    tokenizer.json, or any checkpoint form; default all-MiniLM-L6-v2's. Its vocabulary
+    must hold the special tokens (a model is built or run on it)."""
     if source is None:
         return load_tokenizer(default_checkpoint_dir())
     if os.path.exists(source) and not os.path.isdir(source) and not source.endswith(".zip"):
-        return BertTokenizer(source)  # a vocabulary file (anything else is refused by its reader, named)
+        tokenizer = BertTokenizer(source)  # a vocabulary file (anything else is refused by its reader, named)
+        tokenizer.require_special_tokens_in_vocabulary()
+        return tokenizer
     if os.path.isdir(source) and any(os.path.isfile(os.path.join(source, f)) for f in ("vocab.txt", "tokenizer.json")):
-        return BertTokenizer.from_pretrained(source)  # a tokenizer directory needs no weights
+        return load_tokenizer(source)  # a tokenizer directory needs no weights
     if os.path.isdir(source) and not os.path.isfile(os.path.join(source, "bert_config.json")) and \
             not any(name.endswith(".index") for name in os.listdir(source)):
         raise FileNotFoundError(f"{source}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
