@@ -1176,7 +1176,11 @@ class BertTokenizer:
                                "for this model (%d > %d). Running this sequence through the model will result in "
                                "indexing errors", longest, self.model_max_length)
         if pad_mode is not None:
-            width = limit if pad_mode == "max_length" else max(len(r["input_ids"]) for r in rows)
+            # "longest" is the longest first window of each text, as the fast tokenizer pads
+            # (a later window is longer only when the first is empty: max_length below the
+            # special tokens plus one)
+            firsts = [r for i, r in enumerate(rows) if i == 0 or sources[i] != sources[i - 1]]
+            width = limit if pad_mode == "max_length" else max(len(r["input_ids"]) for r in firsts)
             width = _round_up(width, pad_to_multiple_of)
             fills = {"input_ids": self.pad_token_id, "token_type_ids": 0, "attention_mask": 0,
                      "offset_mapping": (0, 0), "special_tokens_mask": 1, "word_ids": None, "sequence_ids": None}
