@@ -26,6 +26,7 @@ import json
 import logging
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -77,6 +78,7 @@ class BertConfig:
     """
 
     model_type = "bert"  # class attribute, written to config.json as transformers does
+    is_encoder_decoder = False  # transformers' flag: BERT is one stack, not an encoder-decoder pair
     sub_configs: ClassVar[dict] = {}  # transformers' composite configs name theirs here; BERT has none
 
     # --- sizes ---------------------------------------------------------------
@@ -284,6 +286,19 @@ class BertConfig:
         """transformers' name for ``return_dict`` (its ``PretrainedConfig.use_return_dict``)."""
         return self.return_dict
 
+    @property
+    def _attn_implementation(self) -> str:
+        """transformers' name for ``attn_implementation`` (its tests and tools set this one)."""
+        return self.attn_implementation
+
+    @_attn_implementation.setter
+    def _attn_implementation(self, value: str) -> None:
+        self.attn_implementation = value
+
+    def __iter__(self) -> Iterator[str]:
+        """The field names, as iterating a transformers config yields its attributes."""
+        return iter(self.field_names())
+
     def get_text_config(self, decoder: bool | None = None, encoder: bool | None = None) -> "BertConfig":
         """The config of the text model: for BERT, itself (transformers asks every config
         this, for multimodal ones; Trainer and sentence-transformers call it)."""
@@ -357,6 +372,13 @@ class BertConfig:
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
+
+    def to_diff_dict(self) -> dict[str, Any]:
+        """The fields whose values differ from a default ``BertConfig()``: what
+        ``BertConfig(**config.to_diff_dict())`` needs to rebuild this config."""
+        default = type(self)()
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in self._NOT_SERIALISED and getattr(self, f.name) != getattr(default, f.name)}
 
     def to_json_string(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"

@@ -61,7 +61,7 @@ from .activations import ACT2FN
 from .masking_utils import get_extended_attention_mask, get_head_mask, invert_attention_mask
 from . import modeling_bert_fast
 from .modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel, check_attn_implementation
-from .pytorch_utils import apply_chunking_to_forward, checkpointed_call, prune_linear_layer
+from .pytorch_utils import GradientCheckpointingLayer, apply_chunking_to_forward, prune_linear_layer
 from .validation import (
     check_class_labels,
     check_model_inputs,
@@ -471,7 +471,7 @@ class BertOutput(nn.Module):
 # ======================================================================================
 
 
-class BertLayer(nn.Module):
+class BertLayer(GradientCheckpointingLayer):
     """One Transformer block: A = Attention(X), then Y = Output(Intermediate(A), A).
 
     (B, T, H) -> (B, T, H). The feed-forward may run over sequence chunks
@@ -560,12 +560,9 @@ class BertEncoder(nn.Module):
         self.layer = nn.ModuleList([BertLayer(config) for _ in range(config.num_hidden_layers)])
         # Recompute each layer's activations in the backward pass instead of keeping them
         # (Chen et al., 2016): memory O(L) layer inputs instead of O(L) full activations.
+        # PreTrainedModel.activation_checkpointing_enable sets this and
+        # the layers' own flags (BertLayer is a GradientCheckpointingLayer).
         self.gradient_checkpointing = False
-        # Set by PreTrainedModel.activation_checkpointing_enable: torch.utils.checkpoint's
-        # arguments, which layers (0, n, 2n, ...), and whether saved inputs wait on the host.
-        self.gradient_checkpointing_kwargs: dict = {"use_reentrant": False}
-        self.gradient_checkpointing_every_n_layers = 1
-        self.gradient_checkpointing_offload = False
 
     def forward(
         self,
@@ -605,21 +602,12 @@ class BertEncoder(nn.Module):
         head_mask = head_mask if head_mask is not None else [None] * len(self.layer)
         for i, (layer_module, layer_head_mask) in enumerate(zip(self.layer, head_mask)):
             layer_past = past_key_values[i] if past_key_values is not None else None
-            if self.gradient_checkpointing and self.training and i % self.gradient_checkpointing_every_n_layers == 0:
-                # Checkpointing replays the RNG state (preserve_rng_state, on by default), so
-                # dropout masks in the recomputation equal those of the forward pass: same
-                # gradients, less memory.
-                hidden_states, probs, cross_probs, present = checkpointed_call(
-                    layer_module, hidden_states, attention_mask, layer_head_mask, encoder_hidden_states,
-                    encoder_attention_mask, layer_past, output_attentions,
-                    offload=self.gradient_checkpointing_offload, **self.gradient_checkpointing_kwargs,
-                )
-            else:
-                hidden_states, probs, cross_probs, present = layer_module(
-                    hidden_states, attention_mask, head_mask=layer_head_mask,
-                    encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
-                    past_key_value=layer_past, output_attentions=output_attentions,
-                )
+            # Positional: a checkpointed layer (see GradientCheckpointingLayer) tracks only
+            # positional tensors. Its replay restores the RNG state, so dropout masks repeat.
+            hidden_states, probs, cross_probs, present = layer_module(
+                hidden_states, attention_mask, layer_head_mask, encoder_hidden_states, encoder_attention_mask,
+                layer_past, output_attentions,
+            )
             if use_cache:
                 next_cache = next_cache + (present,)
             if output_hidden_states:
@@ -1094,6 +1082,7 @@ class BertLMHeadModel(BertPreTrainedModel):
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         use_cache: bool | None = None,
         labels: torch.Tensor | None = None,
+        shift_labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -1101,6 +1090,9 @@ class BertLMHeadModel(BertPreTrainedModel):
         """
         Args:
             labels: (B, T) the input ids themselves (the shift happens here), -100 to ignore.
+            shift_labels: (B, T) targets already aligned with the logits (position t's is
+                token t+1), used instead of shifting ``labels``: sequence-parallel training
+                shifts the whole sequence before cutting it into shards (transformers' argument).
             past_key_values / use_cache: generate token by token: pass back the returned
                 ``past_key_values`` with only the new token(s) as input_ids.
             (the rest as BertModel.forward)
@@ -1119,9 +1111,14 @@ class BertLMHeadModel(BertPreTrainedModel):
         loss = None
         if labels is not None:
             check_class_labels("labels", labels, tuple(prediction_scores.shape[:2]), self.config.vocab_size)
-            # Position t predicts token t+1: drop the last prediction and the first label.
-            shifted_scores = prediction_scores[:, :-1, :].contiguous()  # (B, T-1, V)
-            shifted_labels = labels[:, 1:].contiguous()  # (B, T-1)
+            if shift_labels is None:
+                # Position t predicts token t+1: drop the last prediction and the first label.
+                shifted_scores = prediction_scores[:, :-1, :].contiguous()  # (B, T-1, V)
+                shifted_labels = labels[:, 1:].contiguous()  # (B, T-1)
+            else:
+                check_class_labels("shift_labels", shift_labels, tuple(prediction_scores.shape[:2]),
+                                   self.config.vocab_size)
+                shifted_scores, shifted_labels = prediction_scores, shift_labels  # (B, T, V), (B, T)
             loss = nn.functional.cross_entropy(
                 shifted_scores.view(-1, self.config.vocab_size).float(), shifted_labels.view(-1)
             )

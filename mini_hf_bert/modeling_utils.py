@@ -13,6 +13,7 @@ sequence, H hidden, N heads, D head dim.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import errno
 import inspect
 import logging
@@ -25,7 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .checkpoints.errors import CheckpointError
+from .checkpoints.errors import CheckpointError, MetaDeviceLoadError
 from .checkpoints.hub import upload_folder
 from .checkpoints.loading import (
     checkpoint_argument,
@@ -35,7 +36,7 @@ from .checkpoints.loading import (
     resolve_device_map,
     resolve_dtype,
 )
-from .checkpoints.resolve import load_checkpoint_tensors, resolve_checkpoint
+from .checkpoints.resolve import CheckpointTensors, load_checkpoint_tensors, resolve_checkpoint
 from .checkpoints.saving import move_files_in, parse_size, split_into_shards, write_weights
 from .checkpoints.weight_map import fit_checkpoint_keys
 from .file_utils import (
@@ -47,7 +48,7 @@ from .file_utils import (
 )
 from .integrations.sdpa_attention import sdpa_attention_forward
 from .masking_utils import get_extended_attention_mask
-from .pytorch_utils import check_positional_call
+from .pytorch_utils import GradientCheckpointingLayer, check_positional_call, checkpointed_call
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +80,8 @@ def check_attn_implementation(name: str) -> None:
     transformers: none (``PreTrainedModel._check_and_adjust_attn_implementation`` checks inline)
     """
     if name != "eager" and name not in ALL_ATTENTION_FUNCTIONS:
-        raise ValueError(f"attn_implementation={name!r} is not one of {sorted(['eager', *ALL_ATTENTION_FUNCTIONS])}")
+        raise ValueError(f'Specified `attn_implementation="{name}"` is not supported: '
+                         f"attn_implementation={name!r} is not one of {sorted(['eager', *ALL_ATTENTION_FUNCTIONS])}")
 
 
 # --------------------------------------------------------------------------------------
@@ -136,6 +138,11 @@ class PreTrainedModel(nn.Module):
     #: peft and ``activation_checkpointing_enable`` read it).
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True
+    #: transformers' flags and lists that its tools read: "sdpa" is available, and no
+    #: key is expected missing or unexpected when loading a BERT checkpoint.
+    _supports_sdpa = True
+    _keys_to_ignore_on_load_missing: list[str] | None = None
+    _keys_to_ignore_on_load_unexpected: list[str] | None = None
 
     def __init__(self, config) -> None:
         super().__init__()
@@ -148,11 +155,56 @@ class PreTrainedModel(nn.Module):
         self.name_or_path = config.name_or_path
         self.register_forward_pre_hook(check_positional_call)  # model(ids, mask, tt, None, None) -> a clear error
 
+    @classmethod
+    def can_generate(cls) -> bool:
+        """False: no model here has transformers' ``generate`` (its GenerationMixin); a
+        decoding loop can use BertLMHeadModel's logits and cache. Read by transformers'
+        tools, and by ``save_pretrained``, which writes no ``generation_config.json``."""
+        return False
+
+    @classmethod
+    def _from_config(cls, config, attn_implementation: str | None = None, dtype: Any = None, torch_dtype: Any = None):
+        """``cls(config)`` with an attention implementation (set on ``config``, as
+        transformers does) and a dtype: transformers' ``_from_config``."""
+        if attn_implementation is not None:
+            check_attn_implementation(attn_implementation)
+            config.attn_implementation = attn_implementation
+        model = cls(config)
+        target = resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
+        if target not in (None, "auto"):
+            model.to(target)
+        return model
+
     # ------------------------------------------------------------------ init
     def post_init(self) -> None:
-        """Initialise every weight, then tie; called at the end of each subclass ``__init__``."""
-        self.apply(self._init_weights)
+        """Initialise every weight not yet initialised, then tie; called at the end of each
+        subclass ``__init__``. A module once initialised (or resized) keeps its values when
+        this runs again, as in transformers."""
+        self.apply(self._initialize_weights)
         self.tie_weights()
+        # transformers' legacy switch: a config that asks for it turns checkpointing on.
+        if self.supports_gradient_checkpointing and getattr(self.config, "gradient_checkpointing", False):
+            self.activation_checkpointing_enable()
+
+    def _initialize_weights(self, module: nn.Module) -> None:
+        """``_init_weights(module)`` once: the module is marked, and later calls skip it
+        (transformers' method and flag, ``_is_hf_initialized``)."""
+        if getattr(module, "_is_hf_initialized", False):
+            return
+        self._init_weights(module)
+        module._is_hf_initialized = True
+
+    def init_weights(self) -> None:
+        """Initialise every weight and buffer anew, then tie: e.g. after building the model
+        on the meta device and ``to_empty``. As transformers' method."""
+        for module in self.modules():
+            module.__dict__.pop("_is_hf_initialized", None)
+        self.post_init()
+
+    @classmethod
+    def _can_set_attn_implementation(cls) -> bool:
+        """True: ``set_attn_implementation`` switches a built model (transformers' check)."""
+        return True
 
     # ------------------------------------------------------ attention implementation
     def set_attn_implementation(self, attn_implementation: str) -> None:
@@ -214,24 +266,28 @@ class PreTrainedModel(nn.Module):
     gradient_checkpointing_disable = activation_checkpointing_disable
 
     @property
-    def is_gradient_checkpointing(self) -> bool:
+    def is_activation_checkpointing(self) -> bool:
         return any(getattr(m, "gradient_checkpointing", False) for m in self.modules())
+
+    is_gradient_checkpointing = is_activation_checkpointing  # transformers 4.x's name
 
     def _set_gradient_checkpointing(
         self, enable: bool, checkpoint_kwargs: dict[str, Any] | None = None, every_n_layers: int = 1,
         offload: bool = False,
     ) -> None:
-        found = False
+        """Set ``gradient_checkpointing`` on every module that has the flag; the layers
+        (``GradientCheckpointingLayer``) also get the function that checkpoints them, and only
+        layers 0, n, 2n, ... are checkpointed."""
+        function = functools.partial(checkpointed_call, offload=offload, **(checkpoint_kwargs or {}))
+        layers = [m for m in self.modules() if isinstance(m, GradientCheckpointingLayer)]
+        if not layers:
+            raise ValueError(f"{type(self).__name__} has no layer that supports gradient checkpointing")
         for module in self.modules():
-            if hasattr(module, "gradient_checkpointing"):
+            if hasattr(module, "gradient_checkpointing") and not isinstance(module, GradientCheckpointingLayer):
                 module.gradient_checkpointing = enable
-                if checkpoint_kwargs is not None:
-                    module.gradient_checkpointing_kwargs = checkpoint_kwargs
-                module.gradient_checkpointing_every_n_layers = every_n_layers
-                module.gradient_checkpointing_offload = offload
-                found = True
-        if not found:
-            raise ValueError(f"{type(self).__name__} has no module that supports gradient checkpointing")
+        for index, layer in enumerate(layers):
+            layer.gradient_checkpointing = enable and index % every_n_layers == 0
+            layer._gradient_checkpointing_func = function
 
     def enable_input_require_grads(self) -> None:
         """Make the word embeddings' output require grad, whether or not their weights do:
@@ -329,7 +385,10 @@ class PreTrainedModel(nn.Module):
             raise ValueError(f"new_num_tokens must be a positive int, got {new_num_tokens!r}")
         if pad_to_multiple_of is not None:
             if isinstance(pad_to_multiple_of, bool) or not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of <= 0:
-                raise ValueError(f"pad_to_multiple_of must be a positive int, got {pad_to_multiple_of!r}")
+                # transformers' words (typo included), which code may match.
+                raise ValueError(f"Asking to pad the embedding matrix to a multiple of `{pad_to_multiple_of}`, which is "
+                                 f"not and integer. Please make sure to pass an integer (pad_to_multiple_of must be "
+                                 f"a positive int)")
             new_num_tokens = -(-new_num_tokens // pad_to_multiple_of) * pad_to_multiple_of  # ceil to a multiple
         pad = self.config.pad_token_id
         if pad is not None and pad >= new_num_tokens:
@@ -337,7 +396,7 @@ class PreTrainedModel(nn.Module):
         old = self.get_input_embeddings()
         new = nn.Embedding(new_num_tokens, old.embedding_dim, padding_idx=old.padding_idx,
                            device=old.weight.device, dtype=old.weight.dtype)
-        self._init_weights(new)
+        self._initialize_weights(new)
         keep = min(old.num_embeddings, new_num_tokens)
         with torch.no_grad():
             new.weight[:keep] = old.weight[:keep]
@@ -348,6 +407,7 @@ class PreTrainedModel(nn.Module):
         if head is not None:
             head_name = next(name for name, module in self.named_modules() if module is head)  # cls.predictions.decoder
             decoder = nn.Linear(head.in_features, new_num_tokens, device=head.weight.device, dtype=head.weight.dtype)
+            decoder._is_hf_initialized = True  # a later post_init must not re-initialise it
             if head_name + ".weight" not in self.tied_weights():  # an untied head keeps its own rows
                 self._init_weights(decoder)
                 with torch.no_grad():
@@ -518,9 +578,10 @@ class PreTrainedModel(nn.Module):
     @classmethod
     def from_pretrained(
         cls,
-        pretrained_model_name_or_path: str | os.PathLike,
+        pretrained_model_name_or_path: str | os.PathLike | None,
         *,
         config=None,
+        state_dict: dict[str, torch.Tensor] | None = None,
         attn_implementation: str | None = None,
         torch_dtype: Any = None,
         dtype: Any = None,
@@ -548,7 +609,10 @@ class PreTrainedModel(nn.Module):
                 - Google's released ``.zip``;
                 - a hub id (``"bert-base-uncased"``), read from the local HuggingFace
                   cache or downloaded with huggingface_hub if installed and allowed.
+                ``None`` with ``config=`` and ``state_dict=``: no files at all.
             config: use this config instead of the directory's.
+            state_dict: load these tensors (transformers' names) instead of the checkpoint's
+                files, as transformers.
             attn_implementation: ``"eager"``, ``"sdpa"`` (default) or ``"fast"`` (modeling_bert_fast.py).
             torch_dtype / dtype: the parameters' dtype (transformers 4.x / 5.x spelling):
                 a torch dtype, its name, or ``"auto"`` for the checkpoint's. Default float32.
@@ -604,6 +668,28 @@ class PreTrainedModel(nn.Module):
             logger.warning("trust_remote_code=True has no effect: mini_hf_bert never runs code from a checkpoint; "
                            "%s is built from this library's own classes", cls.__name__)
         del low_cpu_mem_usage  # always true here (the docstring says why)
+        if torch.get_default_device().type == "meta":
+            raise MetaDeviceLoadError(
+                "You are using `from_pretrained` with a meta device context manager or "
+                "`torch.set_default_device('meta')`: from_pretrained loads existing weights. To build an "
+                f"empty model on the meta device, call {cls.__name__}(config) under that context instead."
+            )
+        if pretrained_model_name_or_path is None:
+            if config is None or state_dict is None:
+                raise ValueError(f"{cls.__name__}.from_pretrained: pretrained_model_name_or_path must be a path or "
+                                 f"a hub id, got None (None needs config= and state_dict=: nothing else to load)")
+            if attn_implementation is not None:
+                config = dataclasses.replace(config, attn_implementation=attn_implementation)
+            model, info = cls.from_checkpoint_tensors(
+                CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict"),
+                dataclasses.replace(config, **config_overrides), strict=strict,
+                dtype=target_dtype if target_dtype not in (None, "auto") else torch.float32,
+                ignore_mismatched_sizes=ignore_mismatched_sizes, **init_kwargs,
+            )
+            if device is not None:
+                model.to(device)
+            model.eval()
+            return (model, info) if output_loading_info else model
         source = checkpoint_argument(pretrained_model_name_or_path)
         # A directory is read under its shared lock: a save running there finishes first.
         with directory_lock(source, exclusive=False):
@@ -623,6 +709,8 @@ class PreTrainedModel(nn.Module):
                 config = dataclasses.replace(config, name_or_path=os.fspath(pretrained_model_name_or_path))
 
                 loaded = load_checkpoint_tensors(resolved)
+                if state_dict is not None:  # the caller's tensors replace the files'
+                    loaded = CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict")
                 if target_dtype == "auto":
                     float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
                     target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
@@ -688,6 +776,14 @@ class PreTrainedModel(nn.Module):
         """Config sizes a checkpoint's tensor shapes contradict, found before the model is
         built (subclasses know their names); [] when none. The full shape check runs after."""
         return []
+
+
+def _checked_state_dict(state_dict: Any) -> dict[str, torch.Tensor]:
+    """``from_pretrained(state_dict=)``'s argument, refused unless it maps names to tensors."""
+    if not isinstance(state_dict, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state_dict.items()):
+        raise TypeError(f"state_dict must map parameter names to tensors, got {type(state_dict).__name__}")
+    return dict(state_dict)
 
 
 def _output_requires_grad(module: nn.Module, inputs: Any, output: torch.Tensor) -> None:

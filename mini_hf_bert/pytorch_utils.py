@@ -4,6 +4,7 @@ cut down when heads are pruned, and the shape check whose message names the dime
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 
@@ -48,6 +49,39 @@ def checkpointed_call(module: nn.Module, *args: object, offload: bool = False, *
         return torch.utils.checkpoint.checkpoint(module, *args, **checkpoint_kwargs)
     with torch.autograd.graph.save_on_cpu(pin_memory=torch.accelerator.is_available()):
         return torch.utils.checkpoint.checkpoint(module, *args, **checkpoint_kwargs)
+
+
+class GradientCheckpointingLayer(nn.Module):
+    """A block that activation checkpointing can wrap: while ``gradient_checkpointing`` is set
+    and the module trains, its ``forward`` runs through ``_gradient_checkpointing_func``
+    (``checkpointed_call`` with the model's arguments, installed by
+    ``PreTrainedModel.activation_checkpointing_enable``).
+
+    ``forward`` is wrapped, not ``__call__``, so the module's hooks run once per call and not
+    again in the backward's recomputation. Pass the tensors that need gradients positionally:
+    re-entrant checkpointing tracks only positional arguments.
+
+    transformers: ``modeling_layers.GradientCheckpointingLayer``
+    """
+
+    gradient_checkpointing = False
+    _gradient_checkpointing_func: Callable[..., object] = staticmethod(checkpointed_call)
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "forward" in cls.__dict__:
+            cls.forward = _checkpointable(cls.__dict__["forward"])
+
+
+def _checkpointable(forward: Callable[..., object]) -> Callable[..., object]:
+    @functools.wraps(forward)
+    def checkpointable_forward(self: GradientCheckpointingLayer, *args: object, **kwargs: object) -> object:
+        # Only the outermost forward checkpoints, when a subclass's forward calls its parent's.
+        if self.gradient_checkpointing and self.training and type(self).forward is checkpointable_forward:
+            return self._gradient_checkpointing_func(functools.partial(forward, self, **kwargs), *args)
+        return forward(self, *args, **kwargs)
+
+    return checkpointable_forward
 
 
 def prune_linear_layer(layer: nn.Linear, index: torch.Tensor, dim: int = 0) -> nn.Linear:

@@ -14,3 +14,10 @@ class CheckpointShapeError(CheckpointError, RuntimeError):
     Also a RuntimeError, the type transformers raises for a size mismatch, so code written
     for either library catches it.
     """
+
+
+class MetaDeviceLoadError(ValueError, RuntimeError):
+    """``from_pretrained`` called under ``torch.device("meta")``: it would load no weights.
+
+    Also a RuntimeError, the type transformers raises for it.
+    """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -182,7 +182,7 @@ def load_fitted_state(
         for k, t in tensors.items()
         if k in expected and t.is_floating_point() != expected[k].is_floating_point()
     ]
-    new_head = head_keys(model)
+    new_head = head_keys(model, missing)
     init_if_missing = [k for k in missing if k.startswith(optional_prefixes(model)) or k in new_head]
     hard_missing = [k for k in missing if k not in init_if_missing]
     reinitialised = mismatched if ignore_mismatched_sizes else []
@@ -218,7 +218,8 @@ def load_fitted_state(
             "because the shapes did not match (ignore_mismatched_sizes=True): %s. "
             "You should probably TRAIN this model on a down-stream task to be able to use it for predictions and inference.",
             type(model).__name__, source,
-            "; ".join(f"{k}: found shape {s} in the checkpoint and {e} in the model instantiated" for k, s, e in reinitialised),
+            "; ".join(f"{k}: found shape {s} in the checkpoint and {e} in the model instantiated "
+                      f"(Reinit due to size mismatch - ckpt: {s} vs model:{e})" for k, s, e in reinitialised),
         )
     if unexpected:
         logger.warning("%s: %d checkpoint weights are not used by %s: %s",
@@ -266,17 +267,17 @@ def optional_prefixes(model: nn.Module) -> tuple[str, ...]:
     return prefixes
 
 
-def head_keys(model: nn.Module) -> set[str]:
-    """The state-dict keys a task model adds on top of its encoder (``classifier.*``,
-    ``qa_outputs.*``, ``cls.*``): everything outside ``model.base_model_prefix``.
-    Empty for the encoder itself.
+def head_keys(model: nn.Module, keys: Iterable[str]) -> set[str]:
+    """Those of ``keys`` (state-dict names) that a task model adds on top of its encoder
+    (``classifier.*``, ``qa_outputs.*``, ``cls.*``): everything outside
+    ``model.base_model_prefix``. Empty for the encoder itself.
 
     transformers: none (``_load_pretrained_model`` treats every missing key alike)
     """
     prefix = getattr(model, "base_model_prefix", "")
     if not prefix or not isinstance(getattr(model, prefix, None), nn.Module):
         return set()
-    return {k for k in model.state_dict() if not k.startswith(prefix + ".")}
+    return {k for k in keys if not k.startswith(prefix + ".")}
 
 def materialize_and_init(model: nn.Module, keys: list[str]) -> None:
     """Give the modules owning ``keys``, and every module holding a buffer that is not

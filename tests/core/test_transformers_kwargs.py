@@ -71,7 +71,9 @@ def test_gradient_checkpointing_kwargs_reach_torch_checkpoint_and_keep_the_gradi
 def test_gradient_checkpointing_defaults_and_refusals():
     ours, _ = _pair()
     ours.gradient_checkpointing_enable()
-    assert ours.bert.encoder.gradient_checkpointing_kwargs == {"use_reentrant": False} and ours.is_gradient_checkpointing
+    layers = ours.bert.encoder.layer
+    assert all(layer._gradient_checkpointing_func.keywords == {"offload": False, "use_reentrant": False}
+               for layer in layers) and ours.is_gradient_checkpointing
     with pytest.raises(TypeError, match="takes no \\['use_reentrent'\\]"):
         ours.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrent": False})
     with pytest.raises(TypeError, match="must be a dict"):
