@@ -61,6 +61,11 @@ class TokenizerFileError(ValueError):
     """
 
 
+class ConflictingArgumentError(TypeError, AttributeError):
+    """An argument named like one of the tokenizer's methods (``add_special_tokens=True``):
+    a TypeError (a wrong argument), and the AttributeError transformers raises for it."""
+
+
 class VocabularyNotFoundError(FileNotFoundError, TokenizerFileError):
     """No vocabulary file at the path given: a FileNotFoundError, and the ValueError that
     transformers' Python tokenizer raises for it.
@@ -409,11 +414,21 @@ class AddedToken(NamedTuple):
         normalized: matched in the normalized text (lower-cased, accents stripped, as the
             tokenizer normalizes), so ``"Newword"`` matches ``"NEWWORD"`` in an uncased
             model. None: True for ordinary tokens, False for special ones.
+        lstrip / rstrip: the match also takes the whitespace left / right of a token that
+            is matched in the raw text (its offsets cover it; the ids do not change, since
+            BERT drops whitespace).
+        single_word: accepted only as False (match inside words too, as BERT's own tokens).
     """
 
     content: str
     special: bool = False
     normalized: bool | None = None
+    lstrip: bool = False
+    rstrip: bool = False
+    single_word: bool = False
+
+    def __str__(self) -> str:
+        return self.content  # as transformers' AddedToken
 
 
 class CharSpan(NamedTuple):
@@ -552,7 +567,11 @@ _DECODER_CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", 
 
 
 #: The special tokens a BERT tokenizer names (``add_special_tokens`` keys).
+#: The ``deprecation_warnings`` key of the "longer than the specified maximum" warning (transformers').
+_TOO_LONG = "sequence-length-is-longer-than-the-specified-maximum"
 _SPECIAL_TOKEN_KEYS = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+#: Special tokens transformers' tokenizers all have and BERT's leaves unset (None).
+_OPTIONAL_SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token")
 
 
 def _is_batch_of_pairs(text: Any, is_split_into_words: bool) -> bool:
@@ -601,12 +620,12 @@ def _as_added_token(given: Any, special: bool, argument: str) -> AddedToken:
     if isinstance(given, str):
         token = AddedToken(given, special=special)
     elif isinstance(getattr(given, "content", None), str):
-        for flag in ("single_word", "lstrip", "rstrip"):
-            if getattr(given, flag, False):
-                raise ValueError(f"{argument}: AddedToken({given.content!r}, {flag}=True) is not supported; "
-                                 f"added tokens match anywhere, as BERT's own do")
+        if getattr(given, "single_word", False):
+            raise ValueError(f"{argument}: AddedToken({given.content!r}, single_word=True) is not supported; "
+                             f"added tokens match anywhere, as BERT's own do")
         token = AddedToken(given.content, special=bool(getattr(given, "special", False)) or special,
-                           normalized=getattr(given, "normalized", None))
+                           normalized=getattr(given, "normalized", None), lstrip=bool(getattr(given, "lstrip", False)),
+                           rstrip=bool(getattr(given, "rstrip", False)))
     else:
         raise TypeError(f"{argument} must be a str or an AddedToken, got {type(given).__name__}")
     if not token.content or token.content.isspace():
@@ -668,6 +687,9 @@ class BertTokenizer:
             "right" (default) or "left" (keep the end of a long text).
         extra_special_tokens: more special tokens (5.x's name; 4.x's
             ``additional_special_tokens``), added after the vocabulary where new.
+        bos_token / eos_token: unset for BERT; set, they are special tokens (added where new).
+        add_bos_token / add_eos_token: accepted and kept, and change nothing, as in
+            transformers 5.x for BERT (its template has no BOS or EOS slot).
 
     A special token the vocabulary lacks (Google's and transformers' tokenizers accept a
     vocabulary without ``[PAD]`` or ``[MASK]``) is added after it, as transformers does.
@@ -675,6 +697,9 @@ class BertTokenizer:
 
     vocab_files_names = VOCAB_FILES_NAMES
     model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
+    #: transformers 5.x reads "tokenizers" as "has the Rust-backed tokenizers' API" (offsets,
+    #: word_ids, sequence_ids), which this tokenizer has; it holds no Rust tokenizer.
+    backend = "tokenizers"
 
     def __init__(
         self,
@@ -697,7 +722,34 @@ class BertTokenizer:
         truncation_side: str = "right",
         extra_special_tokens: Sequence[str] | None = None,
         additional_special_tokens: Sequence[str] | None = None,
+        bos_token: str | AddedToken | None = None,
+        eos_token: str | AddedToken | None = None,
+        add_bos_token: bool = False,
+        add_eos_token: bool = False,
     ) -> None:
+        # What it was built with, as transformers records it (save_pretrained and its tests read it).
+        self.init_inputs: tuple = ()
+        self.init_kwargs = {
+            "do_lower_case": do_lower_case, "do_basic_tokenize": do_basic_tokenize, "never_split": never_split,
+            "unk_token": unk_token, "sep_token": sep_token, "pad_token": pad_token, "cls_token": cls_token,
+            "mask_token": mask_token, "tokenize_chinese_chars": tokenize_chinese_chars, "strip_accents": strip_accents,
+            "model_max_length": model_max_length, "clean_up_tokenization_spaces": clean_up_tokenization_spaces,
+            "padding_side": padding_side, "truncation_side": truncation_side,
+            "extra_special_tokens": extra_special_tokens, "bos_token": bos_token, "eos_token": eos_token,
+            "add_bos_token": add_bos_token, "add_eos_token": add_eos_token,
+        }
+        # Accepted as transformers 5.x accepts them for BERT, where they change nothing either:
+        # BERT's template ([CLS] A [SEP] B [SEP]) has no BOS or EOS slot.
+        self.add_bos_token, self.add_eos_token = bool(add_bos_token), bool(add_eos_token)
+        # Each special token as given (a str or an AddedToken), as transformers' _special_tokens_map.
+        self._special_tokens_map: dict[str, str | AddedToken | None] = {
+            "bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "sep_token": sep_token,
+            "pad_token": pad_token, "cls_token": cls_token, "mask_token": mask_token,
+        }
+        # Warnings given once per tokenizer, by key (transformers' attribute; reset it to warn again).
+        self.deprecation_warnings: dict[str, bool] = {}
+        unk_token, sep_token, pad_token, cls_token, mask_token = (
+            getattr(t, "content", t) for t in (unk_token, sep_token, pad_token, cls_token, mask_token))
         if (vocab_file is None) == (vocab is None):
             raise TypeError("BertTokenizer needs exactly one of vocab_file (a vocab.txt path) or vocab (a dict)")
         self.vocab_file = os.fspath(vocab_file) if vocab_file is not None else None
@@ -705,6 +757,7 @@ class BertTokenizer:
         source = self.vocab_file or "the vocab dict"
         self.unk_token, self.sep_token, self.pad_token = unk_token, sep_token, pad_token
         self.cls_token, self.mask_token = cls_token, mask_token
+        self.bos_token = self.eos_token = None
         self.additional_special_tokens: list[str] = []
         # Tokens added after the vocabulary: content -> (id, AddedToken), in the order added.
         self._added: dict[str, tuple[int, AddedToken]] = {}
@@ -725,7 +778,6 @@ class BertTokenizer:
         self.truncation_side = _side(truncation_side, "truncation_side")
         self.basic_tokenizer = BasicTokenizer(do_lower_case, never_split, tokenize_chinese_chars, strip_accents)
         self.wordpiece_tokenizer = WordpieceTokenizer(self.vocab, unk_token)
-        self._warned_too_long = False
         missing = [t for t in dict.fromkeys(getattr(self, key) for key in _SPECIAL_TOKEN_KEYS) if t not in self.vocab]
         self._specials_added_to = (source, missing, len(self.vocab))  # for require_special_tokens_in_vocabulary
         if missing:
@@ -737,6 +789,9 @@ class BertTokenizer:
         extra = extra_special_tokens if extra_special_tokens is not None else additional_special_tokens
         if extra:
             self.add_special_tokens({"additional_special_tokens": list(extra)})
+        optional = {key: value for key, value in (("bos_token", bos_token), ("eos_token", eos_token)) if value is not None}
+        if optional:
+            self.add_special_tokens(optional)
         self._compile_added()
 
     def require_special_tokens_in_vocabulary(self) -> None:
@@ -753,8 +808,17 @@ class BertTokenizer:
 
     @property
     def extra_special_tokens(self) -> list[str]:
-        """The special tokens besides the five named ones (transformers 5.x's name)."""
+        """The special tokens besides the named ones (transformers 5.x's name)."""
         return list(self.additional_special_tokens)
+
+    @property
+    def extra_special_tokens_ids(self) -> list[int]:
+        return [self._token_id(t) for t in self.additional_special_tokens]
+
+    @extra_special_tokens_ids.setter
+    def extra_special_tokens_ids(self, ids: Sequence[int]) -> None:
+        self.additional_special_tokens = [self.convert_ids_to_tokens(i) for i in ids]
+        self._compile_added()
 
     @property
     def pad_token_type_id(self) -> int:
@@ -766,7 +830,11 @@ class BertTokenizer:
         # Special tokens (and added ones not normalized) are matched in the raw text, longest
         # first: "[MASK]" is the mask token, "[mask]" is three words.
         raw = set(self.all_special_tokens) | {t for t, (_, a) in self._added.items() if not self._is_normalized(a)}
-        self._special_pattern = re.compile("|".join(re.escape(t) for t in sorted(raw, key=len, reverse=True)))
+        self._raw_tokens = raw
+        def pattern(content: str) -> str:  # lstrip / rstrip: the match takes the whitespace beside it
+            token = self._added.get(content, (0, AddedToken(content)))[1]
+            return ("\\s*" if token.lstrip else "") + re.escape(content) + ("\\s*" if token.rstrip else "")
+        self._special_pattern = re.compile("|".join(pattern(t) for t in sorted(raw, key=len, reverse=True)))
         # Normalized added tokens are matched in the normalized text (as the fast tokenizer
         # does): "Newword" in an uncased model is found as "newword", "NEWWORD", "NewWord".
         self._normalized_added: dict[str, str] = {}  # normalized content -> content (first added wins)
@@ -801,32 +869,33 @@ class BertTokenizer:
     # ------------------------------------------------------------- vocabulary
     @property
     def all_special_tokens(self) -> list[str]:
-        named = [self.unk_token, self.sep_token, self.pad_token, self.cls_token, self.mask_token]
-        return named + [t for t in self.additional_special_tokens if t not in named]
+        keys = ("bos_token", "eos_token", *_SPECIAL_TOKEN_KEYS)
+        named = [getattr(self, k) for k in keys if getattr(self, k) is not None]
+        return list(dict.fromkeys(named)) + [t for t in self.additional_special_tokens if t not in named]
 
     @property
     def all_special_ids(self) -> list[int]:
         return [self._token_id(t) for t in self.all_special_tokens]
 
-    @property
-    def unk_token_id(self) -> int:
-        return self._token_id(self.unk_token)
+    # The ids of the special tokens; setting one sets its token (None unsets it), as in transformers.
+    unk_token_id = property(lambda self: self._special_id("unk_token"), lambda self, i: self._set_special_id("unk_token", i))
+    sep_token_id = property(lambda self: self._special_id("sep_token"), lambda self, i: self._set_special_id("sep_token", i))
+    pad_token_id = property(lambda self: self._special_id("pad_token"), lambda self, i: self._set_special_id("pad_token", i))
+    cls_token_id = property(lambda self: self._special_id("cls_token"), lambda self, i: self._set_special_id("cls_token", i))
+    mask_token_id = property(lambda self: self._special_id("mask_token"),
+                             lambda self, i: self._set_special_id("mask_token", i))
+    bos_token_id = property(lambda self: self._special_id("bos_token"), lambda self, i: self._set_special_id("bos_token", i))
+    eos_token_id = property(lambda self: self._special_id("eos_token"), lambda self, i: self._set_special_id("eos_token", i))
 
-    @property
-    def sep_token_id(self) -> int:
-        return self._token_id(self.sep_token)
+    def _special_id(self, key: str) -> int | None:
+        token = getattr(self, key)
+        return None if token is None else self._token_id(token)
 
-    @property
-    def pad_token_id(self) -> int:
-        return self._token_id(self.pad_token)
-
-    @property
-    def cls_token_id(self) -> int:
-        return self._token_id(self.cls_token)
-
-    @property
-    def mask_token_id(self) -> int:
-        return self._token_id(self.mask_token)
+    def _set_special_id(self, key: str, index: int | None) -> None:
+        token = None if index is None else self.convert_ids_to_tokens(index)
+        setattr(self, key, token)
+        self._special_tokens_map[key] = token
+        self._compile_added()
 
     @property
     def vocab_size(self) -> int:
@@ -891,38 +960,47 @@ class BertTokenizer:
         self._compile_added()
         return added
 
-    def add_special_tokens(self, special_tokens_dict: Mapping[str, Any]) -> int:
+    def add_special_tokens(self, special_tokens_dict: Mapping[str, Any], replace_extra_special_tokens: bool = True) -> int:
         """Set special tokens, adding those not yet known:
         ``{"pad_token": "[PAD2]", "additional_special_tokens": ["[E1]", "[/E1]"]}``.
 
         Args:
             special_tokens_dict: keys ``unk_token``, ``sep_token``, ``pad_token``,
-                ``cls_token``, ``mask_token`` (a str each) and ``additional_special_tokens``
-                (a list of str; it replaces the list, and earlier ones stay in the
-                vocabulary, still special).
+                ``cls_token``, ``mask_token``, ``bos_token``, ``eos_token`` (a str or an
+                ``AddedToken`` each) and ``extra_special_tokens`` (5.x's name; 4.x's
+                ``additional_special_tokens``): a list of str.
+            replace_extra_special_tokens: the list replaces the current one (earlier ones
+                stay in the vocabulary, still special); False appends to it.
 
         Returns:
             How many tokens were added.
         """
         if not isinstance(special_tokens_dict, Mapping):
             raise TypeError(f"special_tokens_dict must be a dict, got {type(special_tokens_dict).__name__}")
-        unknown = sorted(set(special_tokens_dict) - set(_SPECIAL_TOKEN_KEYS) - {"additional_special_tokens"})
+        keys = (*_SPECIAL_TOKEN_KEYS, *_OPTIONAL_SPECIAL_TOKEN_KEYS)
+        unknown = sorted(set(special_tokens_dict) - set(keys) - {"additional_special_tokens", "extra_special_tokens"})
         if unknown:
-            raise ValueError(f"add_special_tokens: unknown keys {unknown}; expected {list(_SPECIAL_TOKEN_KEYS)} "
-                             f"or 'additional_special_tokens'")
+            raise ValueError(f"add_special_tokens: unknown keys {unknown}; expected {list(keys)} "
+                             f"or 'extra_special_tokens' / 'additional_special_tokens'")
+        if "additional_special_tokens" in special_tokens_dict and "extra_special_tokens" in special_tokens_dict:
+            raise ValueError("add_special_tokens: pass extra_special_tokens (5.x) or additional_special_tokens (4.x), not both")
         added = 0
-        for key in _SPECIAL_TOKEN_KEYS:
+        for key in keys:
             if key in special_tokens_dict:
-                token = _as_added_token(special_tokens_dict[key], True, key)
+                given = special_tokens_dict[key]
+                token = _as_added_token(given, True, key)
                 if token.content not in self.vocab:
                     added += self.add_tokens([token._replace(special=True)])
                 setattr(self, key, token.content)
-        extra = special_tokens_dict.get("additional_special_tokens")
+                self._special_tokens_map[key] = given
+        name = "extra_special_tokens" if "extra_special_tokens" in special_tokens_dict else "additional_special_tokens"
+        extra = special_tokens_dict.get(name)
         if extra is not None:
             if not isinstance(extra, (list, tuple)):
-                raise TypeError(f"additional_special_tokens must be a list, got {type(extra).__name__}")
-            tokens = [_as_added_token(t, True, f"additional_special_tokens[{i}]") for i, t in enumerate(extra)]
-            self.additional_special_tokens = []
+                raise TypeError(f"{name} must be a list, got {type(extra).__name__}")
+            tokens = [_as_added_token(t, True, f"{name}[{i}]") for i, t in enumerate(extra)]
+            if replace_extra_special_tokens:
+                self.additional_special_tokens = []
             for token in tokens:
                 added += self.add_tokens([token._replace(special=True)])
                 if token.content not in self.all_special_tokens:
@@ -965,7 +1043,9 @@ class BertTokenizer:
                 out.extend(tokens)
                 words += count
             if start < end:
-                out.append((text[start:end], start, end, words))  # a special token is a word of its own
+                matched = text[start:end]  # with lstrip / rstrip, the whitespace it took too
+                content = matched if matched in self._raw_tokens else matched.strip()
+                out.append((content, start, end, words))  # a special token is a word of its own
                 words += 1
             position = end
         return out
@@ -1067,6 +1147,7 @@ class BertTokenizer:
         is_split_into_words: bool = False,
         stride: int = 0,
         return_overflowing_tokens: bool = False,
+        padding_side: str | None = None,
     ) -> BatchEncoding:
         """Encode one text (or pair) or a batch, as transformers' tokenizer ``__call__``.
 
@@ -1085,7 +1166,7 @@ class BertTokenizer:
             is_split_into_words: each text is a list of words (a batch, a list of lists):
                 every word is tokenized on its own, its tokens get its index as word id,
                 and offsets count within the word (as transformers' fast tokenizer).
-            (The side padding goes to is the tokenizer's ``padding_side``, "right" or "left".)
+            padding_side: "right" or "left" for this call; default the tokenizer's ``padding_side``.
             stride: with truncation, each window after the first starts this many tokens
                 before the previous one ended, so that every token has context on both
                 sides in some window (question answering's sliding window).
@@ -1141,8 +1222,11 @@ class BertTokenizer:
             raise ValueError(f"truncation={truncation!r}: expected False, True, 'longest_first', 'only_first' or 'only_second'")
         _check_return_tensors(return_tensors)
         _check_multiple(pad_to_multiple_of)
-        _side(self.padding_side, "padding_side")
+        side = _side(self.padding_side if padding_side is None else padding_side, "padding_side")
         _side(self.truncation_side, "truncation_side")
+        if _PADDING.get(padding) is not None and self.pad_token is None:
+            raise ValueError("Asking to pad but the tokenizer does not have a padding token: set one with "
+                             "tokenizer.add_special_tokens({'pad_token': '[PAD]'}) (transformers' words)")
         if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1):
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         if not isinstance(stride, int) or isinstance(stride, bool) or stride < 0:
@@ -1168,10 +1252,11 @@ class BertTokenizer:
             sources += [index] * len(windows)
         if return_overflowing_tokens:  # windows make a batch even of one text (as transformers)
             batched = True
-        if trunc_mode is None and not self._warned_too_long and self.model_max_length < VERY_LARGE_INTEGER:
+        warned = self.deprecation_warnings
+        if trunc_mode is None and not warned.get(_TOO_LONG) and self.model_max_length < VERY_LARGE_INTEGER:
             longest = max(len(r["input_ids"]) for r in rows)
-            if longest > self.model_max_length:  # once per tokenizer, as transformers
-                self._warned_too_long = True
+            if longest > self.model_max_length:  # once per tokenizer (until deprecation_warnings is reset), as transformers
+                warned[_TOO_LONG] = True
                 logger.warning("Token indices sequence length is longer than the specified maximum sequence length "
                                "for this model (%d > %d). Running this sequence through the model will result in "
                                "indexing errors", longest, self.model_max_length)
@@ -1187,7 +1272,7 @@ class BertTokenizer:
             for r in rows:
                 missing = max(0, width - len(r["input_ids"]))
                 for key, fill in fills.items():
-                    r[key] = r[key] + [fill] * missing if self.padding_side == "right" else [fill] * missing + r[key]
+                    r[key] = r[key] + [fill] * missing if side == "right" else [fill] * missing + r[key]
         keys = ["input_ids"]
         keys += ["token_type_ids"] if return_token_type_ids else []
         keys += ["attention_mask"] if return_attention_mask else []
@@ -1442,6 +1527,9 @@ class BertTokenizer:
         ``tokenizer.json``; a Google checkpoint directory (``vocab.txt`` beside
         ``bert_config.json``); or a hub id found in the local HuggingFace cache.
         ``overrides`` are ``__init__`` arguments (``do_lower_case=False``)."""
+        for key in overrides:  # as transformers: BertTokenizer(add_special_tokens=True) is a mistake
+            if callable(getattr(cls, key, None)):
+                raise ConflictingArgumentError(f"{key} conflicts with the method {key} in {cls.__name__}")
         directory = _tokenizer_directory(pretrained_model_name_or_path)
         with directory_lock(directory, exclusive=False):  # a save running there finishes first
             return cls._from_directory(directory, overrides)
@@ -1514,8 +1602,8 @@ class BertTokenizer:
         ordered = sorted(self.vocab.items(), key=lambda item: item[1])
         if [i for _, i in ordered] != list(range(len(ordered))):
             raise ValueError("the vocabulary's ids are not 0..n-1 without gaps; it cannot be written as vocab.txt")
-        specials = {"unk_token": self.unk_token, "sep_token": self.sep_token, "pad_token": self.pad_token,
-                    "cls_token": self.cls_token, "mask_token": self.mask_token}
+        specials = {key: getattr(self, key) for key in (*_OPTIONAL_SPECIAL_TOKEN_KEYS, *_SPECIAL_TOKEN_KEYS)
+                    if getattr(self, key) is not None}
         config = {
             "tokenizer_class": "BertTokenizer", "do_lower_case": self.do_lower_case,
             "do_basic_tokenize": self.do_basic_tokenize, "never_split": sorted(self.basic_tokenizer.never_split) or None,
@@ -1526,8 +1614,8 @@ class BertTokenizer:
             config["model_max_length"] = self.model_max_length
         if self._added:  # transformers 4.x and 5.x both read these two keys
             config["added_tokens_decoder"] = {
-                str(index): {"content": token.content, "lstrip": False, "normalized": self._is_normalized(token),
-                             "rstrip": False, "single_word": False, "special": token.special}
+                str(index): {"content": token.content, "lstrip": token.lstrip, "normalized": self._is_normalized(token),
+                             "rstrip": token.rstrip, "single_word": False, "special": token.special}
                 for index, token in sorted(self.added_tokens_decoder.items())
             }
         if self.additional_special_tokens:
@@ -1587,7 +1675,8 @@ _TOKENIZER_CONFIG_KEYS = {
     "do_lower_case": "true or false", "do_basic_tokenize": "true or false", "never_split": "a list of strings",
     "tokenize_chinese_chars": "true or false", "strip_accents": "true or false", "model_max_length": "a number",
     "clean_up_tokenization_spaces": "true or false", "unk_token": "a string", "sep_token": "a string",
-    "pad_token": "a string", "cls_token": "a string", "mask_token": "a string",
+    "pad_token": "a string", "cls_token": "a string", "mask_token": "a string", "bos_token": "a string",
+    "eos_token": "a string",
 }
 
 
@@ -1628,10 +1717,11 @@ def _added_token_entry(entry: Any, index: Any, where: str) -> tuple[int, AddedTo
     flags = {key: entry.get(key) for key in ("special", "normalized", "lstrip", "rstrip", "single_word")}
     if any(value is not None and not isinstance(value, bool) for value in flags.values()):
         raise TokenizerFileError(f"{where}: added token {entry['content']!r}: its flags must be true or false")
-    token = _as_added_token(AddedToken(entry["content"], bool(flags["special"]), flags["normalized"]), False, where)
-    if flags["lstrip"] or flags["rstrip"] or flags["single_word"]:
-        raise TokenizerFileError(f"{where}: added token {entry['content']!r} uses lstrip / rstrip / single_word, "
+    if flags["single_word"]:
+        raise TokenizerFileError(f"{where}: added token {entry['content']!r} uses single_word, "
                                  f"which this tokenizer does not support")
+    token = _as_added_token(AddedToken(entry["content"], bool(flags["special"]), flags["normalized"],
+                                       bool(flags["lstrip"]), bool(flags["rstrip"])), False, where)
     return index, token
 
 

@@ -146,7 +146,7 @@ def test_misuse_is_a_clear_error(minilm_dir, call, error, message):
     ({"30522": {"content": ""}}, None, "must be an object with a non-empty"),
     ({"x": {"content": "a"}}, None, "added token 'a' has no valid id"),
     ({"30522": {"content": "a", "special": "yes"}}, None, "its flags must be true or false"),
-    ({"30522": {"content": "a", "lstrip": True}}, None, "uses lstrip / rstrip / single_word"),
+    ({"30522": {"content": "a", "single_word": True}}, None, "uses single_word"),
     ([1, 2], None, "added_tokens_decoder must be an object"),
     (None, ["<nowhere>"], "extra special token '<nowhere>' is neither in the vocabulary nor added"),
     (None, "x", "extra_special_tokens must be a list of strings"),

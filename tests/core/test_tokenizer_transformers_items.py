@@ -122,3 +122,40 @@ def test_a_vocabulary_without_pad_and_mask_is_accepted_as_transformers(tmp_path)
     ours.save_pretrained(tmp_path / "saved")
     again = BertTokenizer.from_pretrained(tmp_path / "saved")
     assert again(batch, padding=True)["input_ids"] == ours(batch, padding=True)["input_ids"]
+
+
+@pytest.mark.parametrize("flags", [dict(lstrip=True), dict(rstrip=True), dict(lstrip=True, rstrip=True), {}])
+def test_lstrip_and_rstrip_added_tokens_as_transformers(minilm_dir, tmp_path, flags):
+    """The match takes the whitespace beside the token: the same ids, offsets that cover it;
+    saved and read back with the flags."""
+    ours = BertTokenizer.from_pretrained(minilm_dir)
+    theirs = transformers.BertTokenizer.from_pretrained(minilm_dir)
+    ours.add_tokens([transformers.AddedToken("[NEW]", special=True, normalized=False, **flags)])
+    theirs.add_tokens([transformers.AddedToken("[NEW]", special=True, normalized=False, **flags)])
+    for text in ["hello  [NEW]  world", "[NEW] x", "x [NEW]", "a\t[NEW]\nb", "[NEW][NEW]"]:
+        _rows_equal(ours(text, return_offsets_mapping=True), theirs(text, return_offsets_mapping=True))
+    ours.save_pretrained(tmp_path)
+    again = BertTokenizer.from_pretrained(tmp_path)
+    assert again("hello  [NEW]  world", return_offsets_mapping=True)["offset_mapping"] == \
+        theirs("hello  [NEW]  world", return_offsets_mapping=True)["offset_mapping"]
+
+
+def test_bos_eos_and_the_id_setters_as_transformers(minilm_dir):
+    ours = BertTokenizer.from_pretrained(minilm_dir, bos_token="<BOS>", add_bos_token=True)
+    theirs = transformers.BertTokenizer.from_pretrained(minilm_dir, bos_token="<BOS>", add_bos_token=True)
+    assert (ours.bos_token, ours.bos_token_id, ours.eos_token, ours.eos_token_id) == \
+        (theirs.bos_token, theirs.bos_token_id, theirs.eos_token, theirs.eos_token_id)
+    assert ours("hello world")["input_ids"] == theirs("hello world")["input_ids"]  # BERT's template has no BOS slot
+    for tokenizer in (ours, theirs):
+        tokenizer.sep_token_id = 7592
+        tokenizer.extra_special_tokens_ids = [2088]
+    assert (ours.sep_token, ours.extra_special_tokens) == (theirs.sep_token, list(theirs.extra_special_tokens))
+    assert ours.sep_token == "hello" and ours.extra_special_tokens == ["world"]
+
+
+def test_padding_side_for_one_call_as_transformers(pair):  # noqa: F811
+    ours, theirs = pair
+    batch = ["a", "a b c"]
+    for side in ("left", "right"):
+        _rows_equal(ours(batch, padding=True, padding_side=side), theirs(batch, padding=True, padding_side=side))
+    assert ours.padding_side == "right"  # the call did not change the tokenizer
