@@ -26,6 +26,7 @@ from typing import Any
 import torch
 import transformers
 
+from ..file_utils import staged_file
 from ..modeling_utils import PreTrainedModel
 
 logger = logging.getLogger(__name__)
@@ -57,7 +58,10 @@ class Trainer(transformers.Trainer):
             tokenizer = getattr(self.data_collator, "tokenizer", None)
         if tokenizer is not None:
             tokenizer.save_pretrained(output_dir)
-        torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
+        # Whole or not at all, as every other file this library writes (a crash mid-save
+        # leaves the previous training_args.bin, never half of one).
+        with staged_file(os.path.join(output_dir, TRAINING_ARGS_NAME)) as staged:
+            torch.save(self.args, staged)
 
     def _issue_warnings_after_load(self, load_result: Any) -> None:
         """Resuming loads a checkpoint with ``load_state_dict(strict=False)``; a tied weight

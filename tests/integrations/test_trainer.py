@@ -141,3 +141,28 @@ def test_a_transformers_tokenizer_as_processing_class_is_saved(tmp_path, minilm_
     metrics = trainer.evaluate(rows)
     predictions = trainer.predict(rows)
     assert predictions.predictions.shape == (len(texts), 2) and metrics["eval_loss"] > 0
+
+
+def test_training_args_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A save that dies while writing training_args.bin leaves the previous file as it was,
+    and no temporary file beside it."""
+    model, _ = _models("BertForSequenceClassification")
+    trainer = Trainer(model=model, args=_arguments(tmp_path / "run"), train_dataset=TokenDataset("classify"))
+    out = tmp_path / "saved"
+    trainer.save_model(str(out))
+    before = (out / "training_args.bin").read_bytes()
+
+    real_save = torch.save
+
+    def dies_half_way(obj, path, *args, **kwargs):
+        if isinstance(obj, transformers.TrainingArguments):
+            with open(path, "wb") as f:
+                f.write(b"half")
+            raise OSError("disk full")
+        return real_save(obj, path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", dies_half_way)
+    with pytest.raises(OSError, match="disk full"):
+        trainer.save_model(str(out))
+    assert (out / "training_args.bin").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp")) == []
