@@ -202,14 +202,26 @@ def summary_line(outcomes: dict[str, str]) -> str:
 # ------------------------------------------------------------------ helpers for cases
 
 
+TINY = dict(vocab_size=50, hidden_size=16, num_attention_heads=2, num_hidden_layers=1, intermediate_size=32,
+            max_position_embeddings=20)
+
+
 def _tiny(impl: str = "eager"):
     torch.manual_seed(0)
-    config = mini_hf_bert.BertConfig(vocab_size=50, hidden_size=16, num_attention_heads=2, num_hidden_layers=1,
-                                     intermediate_size=32, max_position_embeddings=20, attn_implementation=impl)
-    return mini_hf_bert.BertModel(config).eval()
+    return mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**TINY, attn_implementation=impl)).eval()
 
 
 IDS = torch.tensor([[1, 2, 3]])
+
+
+def _set(obj, name, value):
+    setattr(obj, name, value)
+    return obj
+
+
+def _under_meta(call):
+    with torch.device("meta"):
+        return call()
 
 
 def _tokenizer(ctx):
@@ -574,9 +586,36 @@ CASES: dict[str, tuple[Callable, Refuse | Accept]] = {
                                      Refuse("token id 1000000000 is outside the vocabulary")),
     "add_tokens(None)": (lambda ctx: _tokenizer(ctx).add_tokens(None), Refuse("new_tokens must be a str, an AddedToken")),
     "add_tokens(['  '])": (lambda ctx: _tokenizer(ctx).add_tokens(["  "]), Refuse("must hold a non-space character")),
+    "add_tokens(AddedToken(single_word=True))":
+        (lambda ctx: _tokenizer(ctx).add_tokens([mini_hf_bert.AddedToken("[X]", single_word=True)]),
+         Refuse("single_word=True) is not supported")),
+    "tokenizer from_pretrained(add_special_tokens=True)":
+        (lambda ctx: mini_hf_bert.BertTokenizer.from_pretrained(ctx.minilm, add_special_tokens=True),
+         Refuse("add_special_tokens conflicts with the method add_special_tokens")),
+    "add_special_tokens(both extra lists)":
+        (lambda ctx: _tokenizer(ctx).add_special_tokens({"extra_special_tokens": ["[A]"],
+                                                         "additional_special_tokens": ["[B]"]}),
+         Refuse("not both")),
+    "padding without a pad token":
+        (lambda ctx: _set(_tokenizer(ctx), "pad_token_id", None)(["a", "a b"], padding=True),
+         Refuse("Asking to pad but the tokenizer does not have a padding token")),
     # ---------------------------------------------------------------- model inputs
     "from_pretrained(None)": (lambda ctx: mini_hf_bert.BertModel.from_pretrained(None),
                               Refuse("pretrained_model_name_or_path must be a path or a hub id")),
+    "from_pretrained(None, config only)":
+        (lambda ctx: mini_hf_bert.BertModel.from_pretrained(None, config=mini_hf_bert.BertConfig(**TINY)),
+         Refuse("None needs config= and state_dict=")),
+    "from_pretrained(state_dict=a list)":
+        (lambda ctx: mini_hf_bert.BertModel.from_pretrained(None, config=mini_hf_bert.BertConfig(**TINY), state_dict=[1]),
+         Refuse("state_dict must map parameter names to tensors, got list")),
+    "from_pretrained(state_dict=empty)":
+        (lambda ctx: mini_hf_bert.BertModel.from_pretrained(None, config=mini_hf_bert.BertConfig(**TINY), state_dict={}),
+         Refuse("weights missing")),
+    "from_pretrained under torch.device('meta')": (lambda ctx: _under_meta(lambda: mini_hf_bert.BertModel.from_pretrained(ctx.minilm)),
+                                                    Refuse("with a meta device context manager")),
+    "_from_config(attn_implementation='foo')":
+        (lambda ctx: mini_hf_bert.BertModel._from_config(mini_hf_bert.BertConfig(**TINY), attn_implementation="foo"),
+         Refuse('Specified `attn_implementation="foo"` is not supported')),
     "attention_mask as a list": (lambda ctx: _tiny()(IDS, attention_mask=[[1, 1, 1]]),
                                  Refuse("attention_mask must be a torch.Tensor, got list")),
     "attention_mask as a string": (lambda ctx: _tiny()(IDS, attention_mask="abc"),
