@@ -46,6 +46,20 @@ def test_weight_map_doc_has_every_row():
         assert f"| `{hf_name}` | `{tf_name}` | {'yes' if transpose else 'no'} |" in doc
 
 
+def test_conformance_doc_lists_the_current_ports():
+    tool = _tool("conformance_doc")
+    assert _read("docs/conformance.md") == tool.render(), "docs/conformance.md is stale: run tools/conformance_doc.py"
+
+
+def test_conformance_doc_names_every_left_out_test_and_counts_every_ported_one():
+    from tests.conformance import test_modeling_common_upstream as common
+
+    doc = _read("docs/conformance.md")
+    assert all(f"| `{name}` |" in doc for name in common.OUT_OF_SCOPE)
+    ported = {n for n in dir(common.BertModelTest) if n.startswith("test_") and callable(getattr(common.BertModelTest, n))}
+    assert f"`tests/conformance/test_modeling_common_upstream.py` | {len(ported)} | {len(common.OUT_OF_SCOPE)} |" in doc
+
+
 def test_loading_doc_was_measured_with_the_current_code():
     tool = _tool("benchmark_loading")
     doc = _read("docs/loading.md")
