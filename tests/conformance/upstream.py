@@ -143,24 +143,24 @@ def set_model_for_less_flaky_test(model):
                     setattr(module, name, 1.0)
 
 
-def is_torch_fp16_available_on_device(device):
-    """Whether a float16 matmul runs on ``device`` (transformers' helper, re-expressed)."""
+def _matmul_runs(dtype, device):
+    """Whether a matmul in ``dtype`` runs on ``device``."""
     try:
-        x = torch.zeros(2, 2, dtype=torch.float16, device=device)
+        x = torch.zeros(2, 2, dtype=dtype, device=device)
         _ = x @ x
     except Exception:
         return False
     return True
+
+
+def is_torch_fp16_available_on_device(device):
+    """transformers' helper, re-expressed: a float16 matmul runs on ``device``."""
+    return _matmul_runs(torch.float16, device)
 
 
 def is_torch_bf16_available_on_device(device):
-    """Whether a bfloat16 matmul runs on ``device``."""
-    try:
-        x = torch.zeros(2, 2, dtype=torch.bfloat16, device=device)
-        _ = x @ x
-    except Exception:
-        return False
-    return True
+    """transformers' helper, re-expressed: a bfloat16 matmul runs on ``device``."""
+    return _matmul_runs(torch.bfloat16, device)
 
 
 def is_deepspeed_zero3_enabled():
