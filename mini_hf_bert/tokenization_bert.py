@@ -63,7 +63,10 @@ class TokenizerFileError(ValueError):
 
 class ConflictingArgumentError(TypeError, AttributeError):
     """An argument named like one of the tokenizer's methods (``add_special_tokens=True``):
-    a TypeError (a wrong argument), and the AttributeError transformers raises for it."""
+    a TypeError (a wrong argument), and the AttributeError transformers raises for it.
+
+    transformers: none (``PreTrainedTokenizerBase.__init__`` raises a plain AttributeError)
+    """
 
 
 class VocabularyNotFoundError(FileNotFoundError, TokenizerFileError):
