@@ -20,6 +20,7 @@ import transformers
 import mini_hf_bert
 from mini_hf_bert import BertConfig, BertModel, CheckpointError
 from mini_hf_bert.modeling_outputs import MaskedLMOutput, SequenceClassifierOutput
+from mini_hf_bert.parity.compare import FP32_ATOL
 
 from ..conftest import small_config_kwargs
 
@@ -313,3 +314,18 @@ def test_enable_input_require_grads_lets_gradients_through_a_frozen_encoder():
     assert ours.bert.embeddings.word_embeddings(ids).requires_grad
     ours.disable_input_require_grads()
     assert not ours.bert.embeddings.word_embeddings(ids).requires_grad
+
+
+def test_shift_labels_replace_the_shifted_labels_as_transformers():
+    """Sequence-parallel training passes targets already aligned with the logits."""
+    torch.manual_seed(0)
+    theirs = transformers.BertLMHeadModel(transformers.BertConfig(**_config_kwargs(is_decoder=True))).eval()
+    ours = _ours("BertLMHeadModel").eval()
+    ours.load_state_dict(theirs.state_dict())
+    ids = torch.randint(0, ours.config.vocab_size, (3, 7), generator=torch.Generator().manual_seed(1))
+    targets = torch.randint(0, ours.config.vocab_size, (3, 7), generator=torch.Generator().manual_seed(2))
+    targets[0, 2] = -100
+    with torch.no_grad():
+        loss = ours(ids, labels=ids, shift_labels=targets).loss
+        assert torch.allclose(loss, theirs(ids, labels=ids, shift_labels=targets).loss, atol=FP32_ATOL, rtol=0)
+        assert not torch.allclose(loss, ours(ids, labels=ids).loss)  # the targets, not the shifted labels
