@@ -708,8 +708,9 @@ class PreTrainedModel(nn.Module):
                     config = dataclasses.replace(config, attn_implementation=attn_implementation)
                 config = dataclasses.replace(config, name_or_path=os.fspath(pretrained_model_name_or_path))
 
-                loaded = load_checkpoint_tensors(resolved)
-                if state_dict is not None:  # the caller's tensors replace the files'
+                if state_dict is None:
+                    loaded = load_checkpoint_tensors(resolved)
+                else:  # the caller's tensors replace the files': those are never read
                     loaded = CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict")
                 if target_dtype == "auto":
                     float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}

@@ -329,3 +329,20 @@ def test_shift_labels_replace_the_shifted_labels_as_transformers():
         loss = ours(ids, labels=ids, shift_labels=targets).loss
         assert torch.allclose(loss, theirs(ids, labels=ids, shift_labels=targets).loss, atol=FP32_ATOL, rtol=0)
         assert not torch.allclose(loss, ours(ids, labels=ids).loss)  # the targets, not the shifted labels
+
+
+def test_state_dict_beside_a_path_replaces_the_files_without_reading_them(encoder_dir, monkeypatch):
+    """from_pretrained(path, state_dict=...) takes the config from the path and the weights
+    from state_dict, as transformers; the checkpoint's own tensors are not read."""
+    import mini_hf_bert.modeling_utils as modeling_utils
+
+    torch.manual_seed(3)
+    source = BertModel(BertConfig(**_config_kwargs()))
+
+    def must_not_read(resolved, progress=False):
+        raise AssertionError(f"read {resolved.source} although state_dict was given")
+
+    monkeypatch.setattr(modeling_utils, "load_checkpoint_tensors", must_not_read)
+    model = BertModel.from_pretrained(encoder_dir, state_dict=source.state_dict())
+    for (name, a), b in zip(source.state_dict().items(), model.state_dict().values()):
+        assert torch.equal(a, b), name
