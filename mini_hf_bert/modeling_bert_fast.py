@@ -24,8 +24,27 @@ What it does differently, for an encoder in eval mode:
    weights is the cost (docs/performance.md). oneDNN sums each dot product in another
    order than MKL's sgemm, so fp32 matches the reference to 1e-4 (measured ~5e-6);
    ``using_options(route="aten")`` keeps ``F.linear`` and the reference's order (1e-5).
-4. **Low precision** (bf16, fp16) runs in the weights' dtype; LayerNorm and softmax on
-   CPU accumulate in fp32 inside their kernels and round once at the end, as in eager.
+4. **Low precision** (bf16, fp16): the products run in the weights' dtype, but the
+   residual stream, the embeddings' sum and every LayerNorm stay in fp32 (option
+   ``fp32_stream``), as OpenVINO and ONNX Runtime keep them. Eager rounds the stream to
+   bf16 after every sum, and those roundings are most of its distance from fp32: keeping
+   them out brings bf16 output about 5x closer to fp32 for a few percent of the time
+   (docs/performance.md). The output is rounded once, to the model's dtype.
+5. **int8** (``route="int8"``, fp32 models on CPU, asked for): dynamic quantization. Each
+   Linear's weight is quantized once, per output channel (symmetric int8); each call
+   quantizes its input per row (per token) and runs ``torch._int_mm``, int8 x int8 summed
+   in int32 (AVX512-VNNI or AMX where the CPU has them). Per-row scales, not the per-tensor
+   scale of torch's quantized dynamic Linear (oneDNN / FBGEMM): BERT's outlier dimensions
+   make one scale per tensor too coarse (on all-MiniLM-L6-v2 the demo's sentences kept
+   cosine >= 0.9944 to fp32 per row against 0.9895 per tensor, and their ranking).
+   Attention, LayerNorm and the residual stay fp32. Close to fp32, not equal to it.
+6. **Compiled** (option ``compile``, asked for): the encoder on packed rows compiled by
+   torch.compile (inductor, with freezing: the weights become constants, pre-packed at
+   compile time, and the elementwise ops fuse), one graph per batch shape (the runs of
+   sequence lengths), compiled on first use and cached beside the weights. It cuts the
+   per-call overhead of ~40 small ops per layer, which is what few-token calls pay for.
+   Compiling takes ~15 s per shape for bert-base on 2 cores, and is logged before it runs;
+   at most ``COMPILED_SHAPES_MAX`` shapes per process, then the uncompiled path.
 
 Extra memory: on the oneDNN route a packed copy of every encoder Linear (QKV stacked):
 the encoder's Linear weights once more, in the model's dtype (85 M values in bert-base:
@@ -48,6 +67,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -61,6 +81,8 @@ from .integrations.sdpa_attention import sdpa_attention_forward
 from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 from .modeling_utils import ALL_ATTENTION_FUNCTIONS
 
+logger = logging.getLogger(__name__)
+
 #: The name that selects this module, as "eager" and "sdpa" select theirs.
 FAST = "fast"
 # Where the unpadded path does not apply (a head mask, attention probabilities asked for,
@@ -69,8 +91,10 @@ ALL_ATTENTION_FUNCTIONS.register(FAST, sdpa_attention_forward)
 
 #: Matrix-product routes: "aten" = F.linear (MKL sgemm for fp32 on CPU, oneDNN for bf16,
 #: cuBLAS on CUDA); "onednn" = weights pre-packed into oneDNN's blocked layout once and
-#: run by ``torch.ops.mkldnn._linear_pointwise`` (CPU bf16, with GELU fused).
-ROUTES = ("aten", "onednn")
+#: run by ``torch.ops.mkldnn._linear_pointwise`` (CPU bf16, with GELU fused); "int8" =
+#: int8 weights and per-token int8 activations through ``torch._int_mm`` (fp32 on CPU;
+#: only when asked for).
+ROUTES = ("aten", "onednn", "int8")
 
 
 @dataclass(frozen=True)
@@ -86,6 +110,8 @@ class FastOptions:
     fuse_gelu: bool = True  # GELU inside the first feed-forward product, where the route can
     matmul_attention: bool = False  # QKᵀ, softmax, PV as three ops where the scores fit (else SDPA's kernel)
     route: str | None = None  # a name from ROUTES, or None: choose_route per dtype and device
+    fp32_stream: bool = True  # bf16/fp16: residual stream and LayerNorm in fp32 (else in the weights' dtype)
+    compile: bool = False  # torch.compile the encoder per batch shape (route "aten" only; the compiler packs)
 
 
 #: Attention as matmul-softmax-matmul (option ``matmul_attention``) materialises (n, N, L, L)
@@ -117,22 +143,51 @@ def using_options(**changes: bool | str | None) -> Iterator[FastOptions]:
         OPTIONS = previous
 
 
+def int8_available(dtype: torch.dtype, device: torch.device) -> bool:
+    """Whether route "int8" can run weights of ``dtype`` on ``device``: fp32 on a CPU, with
+    torch's int8 x int8 -> int32 product (``torch._int_mm``).
+
+    transformers: none
+    """
+    return device.type == "cpu" and dtype == torch.float32 and hasattr(torch, "_int_mm")
+
+
 def choose_route(dtype: torch.dtype, device: torch.device) -> str:
     """The matrix-product route for weights of ``dtype`` on ``device``, decided by what the
     CPU has, not by timing (a first output must stay about as quick as ``import torch``).
 
     oneDNN's pre-packed products beat F.linear on an AVX-512 CPU for fp32 and bf16 alike
     (docs/performance.md: most at few tokens, where reading the weights is the cost).
+    "int8" changes the results, so it runs only when asked for, and where it cannot run
+    (bf16 weights, a GPU, no oneDNN) the default route runs instead, with a warning.
 
     transformers: none
     """
-    if OPTIONS.route is not None:
+    if OPTIONS.route == "int8" and not int8_available(dtype, device):
+        _warn_once(f"route 'int8' needs fp32 weights on a CPU and torch._int_mm; these are {dtype} on "
+                   f"{device.type}: running the default route instead")
+    elif OPTIONS.route is not None:
         return OPTIONS.route
+    if OPTIONS.compile:
+        return "aten"  # plain weights, which inductor's freezing pre-packs itself
     if device.type != "cpu" or dtype not in (torch.float32, torch.bfloat16) or not torch.backends.mkldnn.is_available():
         return "aten"
     if dtype == torch.bfloat16 and not torch.cpu._is_avx512_bf16_supported():
         return "aten"
     return "onednn" if torch.backends.cpu.get_cpu_capability().startswith("AVX512") else "aten"
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        logger.warning(message)
+
+
+#: Symmetric int8: v ≈ scale · q, q in [-127, 127].
+INT8_MAX = 127
 
 
 @dataclass
@@ -142,24 +197,66 @@ class FastLinear:
     transformers: none
     """
 
-    weight: torch.Tensor  # (out, in), or oneDNN's packed layout for route "onednn"
+    weight: torch.Tensor  # (out, in); oneDNN's packed layout for route "onednn"; int8 (in, out) for "int8"
     bias: torch.Tensor | None  # (out,)
     route: str
     gelu: bool = False  # exact GELU fused into the product (route "onednn" only)
+    scale: torch.Tensor | None = None  # (out,) route "int8": W ≈ scale · Q, per output channel
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """(M, in) -> (M, out)."""
         if self.route == "onednn":
             post_op, algorithm = ("gelu", "none") if self.gelu else ("none", "")  # "none": erf GELU, not tanh
             return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, post_op, [], algorithm)
+        if self.route == "int8":
+            return self._int8(x)
         return F.linear(x, self.weight, self.bias)
+
+    def _int8(self, x: torch.Tensor) -> torch.Tensor:
+        """x·Wᵀ + b ≈ (s_x ⊗ s_W) ⊙ (Q_x·Q_Wᵀ) + b, with one scale per row of x: a token
+        whose values are large (BERT's outlier dimensions) costs the others no precision."""
+        row_scale = x.abs().amax(dim=1, keepdim=True).clamp(min=torch.finfo(x.dtype).tiny) / INT8_MAX  # (M, 1)
+        quantized = torch.round(x / row_scale).to(torch.int8)  # (M, in) in [-127, 127]
+        y = torch._int_mm(quantized, self.weight).float()  # (M, in) @ (in, out) -> (M, out), int32 sums
+        y.mul_(row_scale).mul_(self.scale)  # (M, out) ⊙ (M, 1) ⊙ (out,): in place, no (M, out) scale tensor
+        return y if self.bias is None else y.add_(self.bias)
+
+
+def _quantize_int8(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """W (out, in) -> (Q (in, out) int8, its scale per output channel (out,))."""
+    scale = weight.abs().amax(dim=1).clamp(min=torch.finfo(weight.dtype).tiny) / INT8_MAX  # (out,)
+    quantized = torch.round(weight / scale[:, None]).to(torch.int8)  # (out, in)
+    return quantized.t().contiguous(), scale  # (in, out): the layout torch._int_mm reads
 
 
 def _prepare(weight: torch.Tensor, bias: torch.Tensor | None, route: str, gelu: bool = False) -> FastLinear:
     weight, bias = weight.detach(), None if bias is None else bias.detach()
     if route == "onednn":  # packed once for any number of rows (no batch-size hint)
         return FastLinear(torch.ops.mkldnn._reorder_linear_weight(weight, None), bias, route, gelu)
+    if route == "int8":
+        quantized, scale = _quantize_int8(weight)
+        return FastLinear(quantized, bias, route, scale=scale)
     return FastLinear(weight, bias, route)
+
+
+@dataclass
+class FastNorm:
+    """One LayerNorm's parameters in the residual stream's dtype: LN(x) = (x - μ)/√(σ² + ε)·γ + β.
+
+    transformers: none
+    """
+
+    weight: torch.Tensor  # γ (H,)
+    bias: torch.Tensor  # β (H,)
+    eps: float
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """(M, H) -> (M, H)."""
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+
+
+def _norm(module: nn.LayerNorm, dtype: torch.dtype) -> FastNorm:
+    return FastNorm(module.weight.detach().to(dtype), module.bias.detach().to(dtype), module.eps)
 
 
 @dataclass
@@ -171,8 +268,10 @@ class FastLayer:
 
     qkv: list[FastLinear]  # [H -> 3H] ([Q; K; V] stacked by rows), or [Q, K, V] unfused
     attention_out: FastLinear  # H -> H
+    attention_norm: FastNorm  # BertSelfOutput's LayerNorm
     intermediate: FastLinear  # H -> I, GELU fused if .gelu
     output: FastLinear  # I -> H
+    output_norm: FastNorm  # BertOutput's LayerNorm
 
 
 class FastWeights:
@@ -186,7 +285,17 @@ class FastWeights:
         self.route = route
         self.options = options
         self.source = _parameter_state(model)
+        #: The products' dtype (the weights'), and the residual stream's: fp32 for bf16/fp16
+        #: weights under ``fp32_stream``, so that no sum or LayerNorm is rounded to them.
+        self.dtype = model.embeddings.word_embeddings.weight.dtype
+        low = self.dtype in (torch.bfloat16, torch.float16)
+        self.stream_dtype = torch.float32 if low and options.fp32_stream else self.dtype
+        self.embeddings_norm = _norm(model.embeddings.LayerNorm, self.stream_dtype)
         self.layers = [self._layer(layer) for layer in model.encoder.layer]
+        dense = None if model.pooler is None else model.pooler.dense
+        self.pooler = None if dense is None else _prepare(dense.weight, dense.bias, route)  # H -> H, tanh after
+        #: Compiled encoders (option ``compile``) by batch shape; None: that shape failed to compile.
+        self.compiled: dict[tuple[tuple[int, int], ...], Callable | None] = {}
 
     def _layer(self, layer: nn.Module) -> FastLayer:
         attention = layer.attention.self
@@ -202,20 +311,24 @@ class FastWeights:
         return FastLayer(
             qkv=qkv,
             attention_out=_prepare(dense.weight, dense.bias, self.route),
+            attention_norm=_norm(layer.attention.output.LayerNorm, self.stream_dtype),
             intermediate=_prepare(layer.intermediate.dense.weight, layer.intermediate.dense.bias, self.route, fuse_gelu),
             output=_prepare(layer.output.dense.weight, layer.output.dense.bias, self.route),
+            output_norm=_norm(layer.output.LayerNorm, self.stream_dtype),
         )
 
     def nbytes(self, model: nn.Module) -> int:
         """Bytes held beyond the model's parameters: the stacked QKV, the packed copies."""
         parameters = {p.data_ptr() for p in model.parameters()}
-        total = 0
+        tensors = [self.embeddings_norm.weight, self.embeddings_norm.bias]
+        linears = [] if self.pooler is None else [self.pooler]
         for layer in self.layers:
-            for linear in layer.qkv + [layer.attention_out, layer.intermediate, layer.output]:
-                for tensor in (linear.weight, linear.bias):
-                    if tensor is not None and (tensor.is_mkldnn or tensor.data_ptr() not in parameters):
-                        total += tensor.numel() * tensor.element_size()
-        return total
+            linears += layer.qkv + [layer.attention_out, layer.intermediate, layer.output]
+            tensors += [layer.attention_norm.weight, layer.attention_norm.bias,
+                        layer.output_norm.weight, layer.output_norm.bias]
+        for linear in linears:
+            tensors += [t for t in (linear.weight, linear.bias, linear.scale) if t is not None]
+        return sum(t.numel() * t.element_size() for t in tensors if t.is_mkldnn or t.data_ptr() not in parameters)
 
 
 def _parameter_state(model: nn.Module) -> tuple:
@@ -340,30 +453,158 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs
 
 
 def _layer_forward(layer: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]], mask: torch.Tensor | None,
-                   weights: FastLayer | None) -> torch.Tensor:
-    """One BertLayer on rows x (M, H) -> (M, H); ``weights`` None = the parameters
-    themselves, through differentiable ops."""
+                   weights: FastLayer | None, dtype: torch.dtype) -> torch.Tensor:
+    """One BertLayer on rows x (M, H) -> (M, H), x in the residual stream's dtype and the
+    products in ``dtype``; ``weights`` None = the parameters themselves, through
+    differentiable ops."""
     attention = layer.attention
     self_attention = attention.self
     activation: Callable | None = layer.intermediate.intermediate_act_fn
     if weights is None:
         query, key, value = self_attention.query(x), self_attention.key(x), self_attention.value(x)  # (M, H) each
         attention_out, intermediate, output = attention.output.dense, layer.intermediate.dense, layer.output.dense
+        attention_norm, output_norm = attention.output.LayerNorm, layer.output.LayerNorm
     else:
+        h = x.to(dtype)  # (M, H): an fp32 stream is rounded for the products only
         if len(weights.qkv) == 1:
-            query, key, value = weights.qkv[0](x).chunk(3, dim=-1)  # (M, 3H) -> 3 x (M, H) views
+            query, key, value = weights.qkv[0](h).chunk(3, dim=-1)  # (M, 3H) -> 3 x (M, H) views
         else:
-            query, key, value = (linear(x) for linear in weights.qkv)  # (M, H) each
+            query, key, value = (linear(h) for linear in weights.qkv)  # (M, H) each
         attention_out, intermediate, output = weights.attention_out, weights.intermediate, weights.output
+        attention_norm, output_norm = weights.attention_norm, weights.output_norm
         if weights.intermediate.gelu:
             activation = None
     context = _attention(query, key, value, runs, self_attention.num_attention_heads, self_attention.scaling,
                          mask)  # (M, H)
-    a = attention.output.LayerNorm(attention_out(context) + x)  # (M, H): post-LN residual, as BertSelfOutput
-    f = intermediate(a)  # (M, I)
+    # Post-LN residuals, as BertSelfOutput and BertOutput; a product in bf16 plus an fp32
+    # stream sums in fp32, and the LayerNorm runs in the stream's dtype.
+    a = attention_norm(attention_out(context) + x)  # (M, H)
+    f = intermediate(a.to(dtype))  # (M, I)
     if activation is not None:
         f = activation(f)  # (M, I)
-    return layer.output.LayerNorm(output(f) + a)  # (M, H), as BertOutput
+    return output_norm(output(f) + a)  # (M, H)
+
+
+# --------------------------------------------------------------------------------------
+# Compiled mode (option ``compile``)
+# --------------------------------------------------------------------------------------
+
+#: Batch shapes compiled per process at most: each holds its own graph and constants.
+#: Every shape is another compiled version of the same forward, so dynamo's limit of
+#: versions per function (torch._dynamo.config.recompile_limit, 8 by default) is raised to
+#: this while a compiled encoder runs.
+COMPILED_SHAPES_MAX = 16
+_compiled_shapes = 0
+
+
+class CompiledLayerWeights(nn.Module):
+    """One FastLayer's tensors (route "aten") as buffers: what inductor's freezing turns
+    into constants and pre-packs.
+
+    transformers: none
+    """
+
+    LINEARS = ("attention_out", "intermediate", "output")
+    NORMS = ("attention_norm", "output_norm")
+
+    def __init__(self, layer: FastLayer) -> None:
+        super().__init__()
+        self.fused_qkv = len(layer.qkv) == 1
+        for index, linear in enumerate(layer.qkv):
+            self.register_buffer(f"qkv{index}_weight", linear.weight)
+            self.register_buffer(f"qkv{index}_bias", linear.bias)
+        for name in self.LINEARS:
+            self.register_buffer(f"{name}_weight", getattr(layer, name).weight)
+            self.register_buffer(f"{name}_bias", getattr(layer, name).bias)
+        for name in self.NORMS:
+            self.register_buffer(f"{name}_weight", getattr(layer, name).weight)
+            self.register_buffer(f"{name}_bias", getattr(layer, name).bias)
+        self.eps = {name: getattr(layer, name).eps for name in self.NORMS}
+
+    def fast_layer(self) -> FastLayer:
+        """The FastLayer, rebuilt on the buffers (so that the compiler reads them)."""
+        def linear(name: str) -> FastLinear:
+            return FastLinear(getattr(self, f"{name}_weight"), getattr(self, f"{name}_bias"), "aten")
+
+        def norm(name: str) -> FastNorm:
+            return FastNorm(getattr(self, f"{name}_weight"), getattr(self, f"{name}_bias"), self.eps[name])
+
+        qkv = [linear(f"qkv{index}") for index in range(1 if self.fused_qkv else 3)]
+        return FastLayer(qkv, linear("attention_out"), norm("attention_norm"), linear("intermediate"),
+                         linear("output"), norm("output_norm"))
+
+
+class CompiledEncoder(nn.Module):
+    """The encoder layers on packed rows of one batch shape, (M, H) -> (M, H): what
+    option ``compile`` hands to torch.compile.
+
+    transformers: none
+    """
+
+    def __init__(self, model: nn.Module, weights: FastWeights, runs: tuple[tuple[int, int], ...]) -> None:
+        super().__init__()
+        self.layers = model.encoder.layer  # for the head count, scaling and activation
+        self.weights = nn.ModuleList(CompiledLayerWeights(layer) for layer in weights.layers)
+        self.runs = list(runs)
+        self.dtype = weights.dtype
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(M, H) in the stream's dtype -> (M, H)."""
+        for layer, weights in zip(self.layers, self.weights):
+            x = _layer_forward(layer, x, self.runs, None, weights.fast_layer(), self.dtype)  # (M, H)
+        return x
+
+
+def compiled_encoder(model: nn.Module, weights: FastWeights, runs: list[tuple[int, int]]) -> Callable | None:
+    """The compiled encoder for this batch shape: compiled on first use, then cached on
+    ``weights``; None where it cannot run (another route, the shape limit reached, the
+    compiler failed: each said once), and the uncompiled path runs instead.
+
+    transformers: none
+    """
+    global _compiled_shapes
+    key = tuple(runs)
+    if key in weights.compiled:
+        return weights.compiled[key]
+    if weights.route != "aten":
+        _warn_once(f"option compile runs on route 'aten' (the compiler packs the weights), not {weights.route!r}: "
+                   f"running uncompiled")
+        return None
+    if _compiled_shapes >= COMPILED_SHAPES_MAX:
+        _warn_once(f"option compile: {COMPILED_SHAPES_MAX} batch shapes are compiled already; new shapes run "
+                   f"uncompiled (pad batches to a few shapes to stay within it)")
+        return None
+    import torch._inductor.config as inductor_config
+
+    shape = ", ".join(f"{count} x {length}" for count, length in runs)
+    logger.warning("compiling the fast path for batch shape [%s] (sequences x tokens): once per shape, "
+                   "about 15 s for bert-base on 2 cores", shape)
+    compiled = torch.compile(CompiledEncoder(model, weights, key).eval(), dynamic=False)
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        # Read when a call compiles: weights as constants; room for every shape's version.
+        with inductor_config.patch(freezing=True), torch._dynamo.config.patch(recompile_limit=COMPILED_SHAPES_MAX):
+            return compiled(x)
+    weights.compiled[key] = call
+    _compiled_shapes += 1
+    return call
+
+
+def _encode(model: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]], mask: torch.Tensor | None,
+            derived: FastWeights | None, dtype: torch.dtype) -> torch.Tensor:
+    """The encoder layers on rows x (M, H): compiled where option ``compile`` asks and can."""
+    if OPTIONS.compile and derived is not None and mask is None:
+        encoder = compiled_encoder(model, derived, runs)
+        if encoder is not None:
+            try:
+                return encoder(x)
+            except Exception as error:  # the compiler's failure: said once, then the uncompiled path
+                derived.compiled[tuple(runs)] = None
+                _warn_once(f"option compile: torch.compile failed ({type(error).__name__}: "
+                           f"{str(error).splitlines()[0][:200] if str(error) else ''}); running uncompiled")
+    for index, layer in enumerate(model.encoder.layer):
+        x = _layer_forward(layer, x, runs, mask, None if derived is None else derived.layers[index], dtype)  # (M, H)
+    return x
 
 
 def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None,
@@ -399,21 +640,29 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
         t = t.reshape(batch_size * seq_length, *t.shape[2:])  # (B·T, ...)
         return t if keep is None else t.index_select(0, keep)
 
-    # The embeddings on real tokens: the same sum, in the same order, as BertEmbeddings.
-    x = embeddings.word_embeddings(rows(input_ids)) if inputs_embeds is None else rows(inputs_embeds)  # (M, H)
-    x = x + embeddings.token_type_embeddings(rows(token_type_ids))  # (M, H)
-    x = x + embeddings.position_embeddings(rows(position_ids))  # (M, H)
-    x = embeddings.LayerNorm(x)  # (M, H)
-
     grad_needed = torch.is_grad_enabled() and any(p.requires_grad for p in model.encoder.parameters())
     derived = None if grad_needed else fast_weights(model)
-    for index, layer in enumerate(model.encoder.layer):
-        x = _layer_forward(layer, x, runs, mask, None if derived is None else derived.layers[index])  # (M, H)
+    dtype = embeddings.word_embeddings.weight.dtype
+    stream = dtype if derived is None else derived.stream_dtype
+
+    # The embeddings on real tokens: the same sum, in the same order, as BertEmbeddings.
+    x = embeddings.word_embeddings(rows(input_ids)) if inputs_embeds is None else rows(inputs_embeds)  # (M, H)
+    x = x.to(stream) + embeddings.token_type_embeddings(rows(token_type_ids)).to(stream)  # (M, H)
+    x = x + embeddings.position_embeddings(rows(position_ids)).to(stream)  # (M, H)
+    x = embeddings.LayerNorm(x) if derived is None else derived.embeddings_norm(x)  # (M, H)
+
+    x = _encode(model, x, runs, mask, derived, dtype)  # (M, H)
+    x = x.to(dtype)  # (M, H): the stream rounded once, to the model's dtype
 
     if keep is None:
         sequence_output = x.view(batch_size, seq_length, -1)  # (B, T, H)
     else:
         sequence_output = x.new_zeros(batch_size * seq_length, x.shape[-1])  # (B·T, H): padding stays 0
         sequence_output = sequence_output.index_copy(0, keep, x).view(batch_size, seq_length, -1)  # (B, T, H)
-    pooled = model.pooler(sequence_output) if model.pooler is not None else None  # (B, H)
+    if model.pooler is None:
+        pooled = None
+    elif derived is None:
+        pooled = model.pooler(sequence_output)  # (B, H)
+    else:  # BertPooler on the packed weights: tanh(h_[CLS]·W_P + b_P)
+        pooled = torch.tanh(derived.pooler(sequence_output[:, 0].contiguous()))  # (B, H) -> (B, H)
     return BaseModelOutputWithPoolingAndCrossAttentions(last_hidden_state=sequence_output, pooler_output=pooled)

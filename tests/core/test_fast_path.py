@@ -20,6 +20,8 @@ from mini_hf_bert.parity.compare import (
     BF16_MIN_COSINE,
     FAST_FP32_ATOL,
     FP32_ATOL,
+    FP32_STREAM_ERROR_RATIO,
+    INT8_MIN_COSINE,
     LOW_PRECISION_ERROR_RATIO,
     compare_outputs,
 )
@@ -113,6 +115,151 @@ def test_low_precision_is_as_close_to_fp32_as_eager_is(dtype, batch_name):
     assert fast_error <= LOW_PRECISION_ERROR_RATIO * eager_error, (fast_error, eager_error)
     cosine = torch.nn.functional.cosine_similarity(fast, reference, dim=-1)
     assert cosine.min() > BF16_MIN_COSINE, cosine.min()
+
+
+@pytest.mark.parametrize("batch_name", ["padded", "one sequence"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_fp32_stream_brings_low_precision_closer_to_fp32(dtype, batch_name):
+    """The residual stream and LayerNorm in fp32: against fp32 on the same (rounded)
+    weights, fast is closer than eager in the same dtype by FP32_STREAM_ERROR_RATIO, and
+    closer than itself with the stream in the low dtype (the option's own effect)."""
+    batch = make_batch(BATCHES[batch_name])
+    mask = batch["attention_mask"]
+    model = make_model().to(dtype)
+    reference = real(run(make_model().to(dtype).float(), "eager", batch).last_hidden_state, mask)
+
+    def error(implementation: str, **options) -> float:
+        with modeling_bert_fast.using_options(**options):
+            output = run(model, implementation, batch).last_hidden_state
+        assert output.dtype == dtype  # rounded once, at the end, to the model's dtype
+        return float((real(output, mask) - reference).abs().max())
+
+    fast, eager, low_stream = error("fast"), error("eager"), error("fast", fp32_stream=False)
+    assert fast <= FP32_STREAM_ERROR_RATIO * eager, (fast, eager)
+    assert fast < low_stream, (fast, low_stream)
+
+
+def test_int8_is_close_to_fp32_on_the_real_checkpoint(minilm_dir):
+    """Route "int8" on all-MiniLM-L6-v2: every demo sentence's embedding keeps cosine >=
+    INT8_MIN_COSINE with fp32, the similarity ranking is unchanged, and the result is not
+    fp32's (the products really ran in int8)."""
+    from mini_hf_bert.checkpoints.convert import load_tokenizer
+    from mini_hf_bert.companion.demo import DEFAULT_SENTENCES
+    from mini_hf_bert.pipelines.sentence_embeddings import encode_sentences
+
+    model = BertModel.from_pretrained(minilm_dir, attn_implementation="fast")
+    tokenizer = load_tokenizer(minilm_dir)
+    with torch.inference_mode():
+        fp32 = encode_sentences(model, tokenizer, list(DEFAULT_SENTENCES))  # (S, H), unit length
+        with modeling_bert_fast.using_options(route="int8"):
+            int8 = encode_sentences(model, tokenizer, list(DEFAULT_SENTENCES))
+    cosine = (fp32 * int8).sum(dim=-1)  # (S,)
+    assert cosine.min() >= INT8_MIN_COSINE, cosine
+    assert (fp32 - int8).abs().max() > FAST_FP32_ATOL, "int8 gave fp32's result: it did not run"
+    ranking = lambda e: (e @ e.T).argsort(dim=1, descending=True)  # noqa: E731
+    assert torch.equal(ranking(fp32), ranking(int8))
+
+
+def test_int8_on_a_small_model_equals_eager_within_its_cosine_and_stores_a_quarter():
+    model, batch = make_model(), make_batch(BATCHES["padded"])
+    mask = batch["attention_mask"]
+    eager = real(run(model, "eager", batch).last_hidden_state, mask)
+    with modeling_bert_fast.using_options(route="int8"):
+        int8 = run(model, "fast", batch)
+        nbytes = modeling_bert_fast.fast_weights_nbytes(model)
+    cosine = torch.nn.functional.cosine_similarity(real(int8.last_hidden_state, mask), eager, dim=-1)
+    assert cosine.min() >= INT8_MIN_COSINE, cosine.min()
+    assert torch.count_nonzero(int8.last_hidden_state[mask == 0]) == 0
+    hidden, inner, layers = SMALL["hidden_size"], SMALL["intermediate_size"], SMALL["num_hidden_layers"]
+    weights = layers * (4 * hidden * hidden + 2 * hidden * inner) + hidden * hidden  # encoder Linears + pooler
+    outputs = layers * (5 * hidden + inner) + hidden  # a scale per output: QKV 3H, O H, FFN I and H; pooler H
+    stacked_qkv_bias = layers * 3 * hidden
+    assert nbytes == weights * 1 + outputs * 4 + stacked_qkv_bias * 4  # int8 weights, fp32 scales, the QKV bias copy
+
+
+def test_int8_falls_back_where_it_cannot_run(caplog):
+    """bf16 weights: route "int8" runs the default route instead, and says so once."""
+    model, batch = make_model().to(torch.bfloat16), make_batch(BATCHES["padded"])
+    default = run(model, "fast", batch).last_hidden_state
+    modeling_bert_fast._WARNED.clear()
+    with caplog.at_level("WARNING", logger="mini_hf_bert.modeling_bert_fast"):
+        with modeling_bert_fast.using_options(route="int8"):
+            fallback = run(model, "fast", batch).last_hidden_state
+            run(model, "fast", batch)
+    assert torch.equal(fallback, default)
+    messages = [r.getMessage() for r in caplog.records if "route 'int8'" in r.getMessage()]
+    assert len(messages) == 1 and "torch.bfloat16" in messages[0] and "default route" in messages[0]
+
+
+def _compiling_messages(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("compiling the fast path")]
+
+
+def test_compiled_equals_eager_and_compiles_once_per_shape(caplog):
+    """Option compile: one torch.compile (inductor, freezing) per batch shape, said before
+    it runs, cached; fp32 within the fast path's bound (inductor reorders sums too)."""
+    model, batch = make_model(), make_batch(BATCHES["one sequence"])
+    mask = batch["attention_mask"]
+    eager = run(model, "eager", batch)
+    with caplog.at_level("WARNING", logger="mini_hf_bert.modeling_bert_fast"):
+        with modeling_bert_fast.using_options(compile=True):
+            first, second = run(model, "fast", batch), run(model, "fast", batch)
+            compiled = modeling_bert_fast.fast_weights(model).compiled
+    for output in (first, second):
+        torch.testing.assert_close(real(output.last_hidden_state, mask), real(eager.last_hidden_state, mask),
+                                   atol=FAST_FP32_ATOL, rtol=0)
+        torch.testing.assert_close(output.pooler_output, eager.pooler_output, atol=FAST_FP32_ATOL, rtol=0)
+    assert list(compiled) == [((1, 7),)] and compiled[((1, 7),)] is not None
+    assert _compiling_messages(caplog) == ["compiling the fast path for batch shape [1 x 7] (sequences x tokens): "
+                                           "once per shape, about 15 s for bert-base on 2 cores"]
+
+
+def _assert_uncompiled_equals_eager(model, batch, caplog, expected_warning: str, **options) -> None:
+    mask = batch["attention_mask"]
+    eager = run(model, "eager", batch)
+    modeling_bert_fast._WARNED.clear()
+    with caplog.at_level("WARNING", logger="mini_hf_bert.modeling_bert_fast"):
+        with modeling_bert_fast.using_options(compile=True, **options):
+            fast = run(model, "fast", batch)
+    torch.testing.assert_close(real(fast.last_hidden_state, mask), real(eager.last_hidden_state, mask),
+                               atol=FAST_FP32_ATOL, rtol=0)
+    assert any(expected_warning in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+
+def test_compile_falls_back_on_another_route(caplog):
+    _assert_uncompiled_equals_eager(make_model(), make_batch(BATCHES["padded"]), caplog,
+                                    "option compile runs on route 'aten'", route="onednn")
+    assert not _compiling_messages(caplog)
+
+
+def test_compile_falls_back_past_the_shape_limit(caplog, monkeypatch):
+    monkeypatch.setattr(modeling_bert_fast, "COMPILED_SHAPES_MAX", modeling_bert_fast._compiled_shapes)
+    _assert_uncompiled_equals_eager(make_model(), make_batch(BATCHES["padded"]), caplog,
+                                    "batch shapes are compiled already; new shapes run uncompiled")
+    assert not _compiling_messages(caplog)
+
+
+def test_compile_falls_back_when_the_compiler_fails(caplog, monkeypatch):
+    def failing_compile(module, dynamic):
+        def call(x):
+            raise RuntimeError("inductor: no C++ compiler found")
+        return call
+
+    monkeypatch.setattr(torch, "compile", failing_compile)
+    model, batch = make_model(), make_batch(BATCHES["unpadded"])
+    _assert_uncompiled_equals_eager(model, batch, caplog,
+                                    "torch.compile failed (RuntimeError: inductor: no C++ compiler found)")
+    with modeling_bert_fast.using_options(compile=True):
+        assert modeling_bert_fast.fast_weights(model).compiled == {((3, 12),): None}  # not tried again
+
+
+def test_compile_is_not_used_when_gradients_are_needed(caplog):
+    model, batch = make_model(), make_batch(BATCHES["one sequence"])
+    model.config.attn_implementation = "fast"
+    with caplog.at_level("WARNING", logger="mini_hf_bert.modeling_bert_fast"):
+        with modeling_bert_fast.using_options(compile=True):
+            fast = model(**batch)
+    assert fast.last_hidden_state.requires_grad and not _compiling_messages(caplog)
 
 
 HEADS = {
