@@ -27,8 +27,9 @@ from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 #: What the measurements depend on (the rendering in this script does not: --render-only).
-MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark.py", "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py",
-                    "mini_hf_bert/integrations/sdpa_attention.py")
+MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark.py", "mini_hf_bert/parity/engines.py",
+                    "mini_hf_bert/parity/ctranslate2_worker.py", "mini_hf_bert/modeling_bert_fast.py",
+                    "mini_hf_bert/modeling_bert.py", "mini_hf_bert/integrations/sdpa_attention.py")
 
 TEMPLATE = os.path.join(ROOT, "docs", "templates", "performance.md")
 MEASUREMENTS = os.path.join(ROOT, "docs", "performance.json")

@@ -12,7 +12,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     benchmark.add_argument("--quick", action="store_true",
                            help="W1 and W2 only, 10 runs, no ablations, no torch.compile (4-7 minutes on 2 cores)")
     benchmark.add_argument("--runs", type=int, metavar="N", help="timed calls per contender (default 15; quick 10)")
-    benchmark.add_argument("--workload", action="append", choices=("W1", "W2", "W3"), help="repeatable (default: all)")
+    benchmark.add_argument("--workload", action="append", choices=("W1", "W2", "W3", "W4", "W5"), help="repeatable (default: all)")
     benchmark.add_argument("--dtype", action="append", choices=("fp32", "bf16"), help="repeatable (default: both)")
     benchmark.set_defaults(run=run_benchmark)
 
@@ -25,7 +25,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
     report = bench.run_benchmark(
         workloads=workloads, dtypes=tuple(args.dtype or bench.DTYPES),
         runs=args.runs if args.runs is not None else (bench.QUICK_RUNS if quick else bench.RUNS), ablations=not quick,
-        peers=("transformers", "onnxruntime", "nested") if quick else ("transformers", "compile", "onnxruntime", "nested"),
+        peers=tuple(peer for peer in bench.PEERS if not (quick and peer == "compile")),
         progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True),
     )
     print(bench.format_report(report), end="")

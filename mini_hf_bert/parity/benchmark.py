@@ -8,13 +8,21 @@ median of ``runs`` timed calls after a warm-up:
     W1  batch 8 x 128, lengths [128, 120, 110, 100, 90, 80, 64, 50]   (28% padding)
     W2  batch 1 x 16                                                   (no padding)
     W3  batch 4 x 512, lengths [512, 400, 300, 200]                    (31% padding)
+    W4  batch 1 x 64, W5  batch 1 x 128                                (no padding)
 
-in fp32 and bf16. Contenders (each when installed): mini_hf_bert "fast" and "sdpa";
-transformers "eager" and "sdpa"; torch.compile of transformers' sdpa model; ONNX Runtime
-on the ONNX export of mini_hf_bert's model (fp32); PyTorch's ``nn.TransformerEncoder``,
-whose eval path skips padding through nested tensors. Every contender's output on real
-tokens is compared with transformers sdpa's (``max|diff|``), so a fast wrong answer shows.
-The full run adds one row per optimisation of the fast path switched off (what it buys).
+in fp32 and bf16. Contenders (each when installed): mini_hf_bert "fast" (compiled too,
+with the "compile" peers; and in fp32 its int8 route) and "sdpa"; transformers "eager" and "sdpa"; torch.compile of transformers'
+sdpa model; ONNX Runtime on the ONNX export of mini_hf_bert's model (fp32); OpenVINO
+(fp32, bf16) and CTranslate2 (fp32, int8), see engines.py; PyTorch's
+``nn.TransformerEncoder``, whose eval path skips padding through nested tensors. Every
+contender's output on real tokens is compared with the fp32 reference (mini_hf_bert's
+eager model, bit-equal to transformers'), ``max|diff|``, so a fast wrong answer shows and
+each dtype's distance from fp32 can be read off. The full run adds one row per
+optimisation of the fast path switched off (what it buys).
+
+Every timed call waits ``SETTLE_S`` first, and the contenders' order rotates run by run:
+an engine's threads spin for a while after a call (torch ~10 ms, ONNX Runtime ~40 ms) and
+would steal a core from whichever contender came next.
 
 Also: the GEMM roofline for the real tokens (their matrix-product FLOPs at the best rate
 the fast path's route reaches on this machine), the extra memory the fast path holds,
@@ -42,6 +50,7 @@ import torch
 from torch import nn
 
 from .. import modeling_bert_fast
+from . import engines
 from ..configuration_bert import BertConfig
 from ..modeling_bert import BertModel
 
@@ -55,6 +64,8 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 RUNS, QUICK_RUNS, WARMUP = 15, 10, 2
 #: The reference every ratio is taken against.
 BASELINE = "transformers sdpa"
+#: Seconds of quiet before each timed call (see the module docstring).
+SETTLE_S = 0.06
 #: Fast-path options, each changed from its default in one row: option -> (value, row label).
 ABLATIONS = {
     "unpad": (False, "fast, padded rows (no unpadding)"),
@@ -62,7 +73,10 @@ ABLATIONS = {
     "fuse_gelu": (False, "fast, GELU not fused"),
     "route": ("aten", "fast, F.linear route (no pre-packing)"),
     "matmul_attention": (True, "fast, attention as matmul-softmax-matmul"),
+    "fp32_stream": (False, "fast, residual stream and LayerNorm in bf16"),  # low precision only
 }
+#: The peers run_benchmark knows; each runs only when its package is installed.
+PEERS = ("transformers", "compile", "onnxruntime", "openvino", "ctranslate2", "nested")
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,8 @@ WORKLOADS = {
     "W1": Workload("W1", 8, 128, (128, 120, 110, 100, 90, 80, 64, 50)),
     "W2": Workload("W2", 1, 16, (16,)),
     "W3": Workload("W3", 4, 512, (512, 400, 300, 200)),
+    "W4": Workload("W4", 1, 64, (64,)),
+    "W5": Workload("W5", 1, 128, (128,)),
 }
 
 
@@ -106,7 +122,7 @@ class Timing:
     dtype: str
     ms: float  # median per call
     tokens_per_s: float  # real tokens per second
-    max_diff: float | None  # on real tokens, against the baseline's output (None: no baseline)
+    max_diff: float | None  # on real tokens, against the fp32 reference's output
     ratio: float | None = None  # baseline ms / this ms (> 1: faster than transformers sdpa)
 
 
@@ -326,7 +342,7 @@ def _compiled_call(model: nn.Module, freezing: bool = False) -> Call:
 
 def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[str, ...] = tuple(DTYPES),
                   runs: int = RUNS, config: BertConfig | None = None, ablations: bool = True,
-                  peers: tuple[str, ...] = ("transformers", "compile", "onnxruntime", "nested"),
+                  peers: tuple[str, ...] = PEERS,
                   first_output: bool = True, progress: Callable[[str], None] | None = None) -> Report:
     """Time every contender (see the module docstring) and return the report.
 
@@ -335,7 +351,7 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
         runs: timed calls per contender and case (the median is kept).
         config: the model's shape (default bert-base); weights are seeded, not trained.
         ablations: also time the fast path with each optimisation off.
-        peers: which peers to run, each only when its package is installed.
+        peers: names from PEERS to run, each only when its package is installed.
         first_output: also time fresh processes (import + load + first output).
         progress: called with a line before each case.
 
@@ -347,12 +363,18 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
     for name in dtypes:
         if name not in DTYPES:
             raise ValueError(f"dtype {name!r} is not one of {sorted(DTYPES)}")
+    for name in peers:
+        if name not in PEERS:
+            raise ValueError(f"peer {name!r} is not one of {PEERS}")
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
     config = config or BertConfig(**BERT_BASE)
     torch.manual_seed(0)
-    base = BertModel(config).eval()
+    base = BertModel(dataclasses.replace(config, attn_implementation="eager")).eval().requires_grad_(False)
     state = base.state_dict()
+    inputs = {name: make_inputs(WORKLOADS[name], config.vocab_size) for name in workloads}
+    with torch.inference_mode():  # the fp32 reference every max|diff| is taken against
+        references = {name: base(ids, attention_mask=mask).last_hidden_state for name, (ids, mask) in inputs.items()}
     timings: list[Timing] = []
     rooflines: dict[tuple[str, str], tuple[float, float]] = {}
     extra_memory: dict[str, int] = {}
@@ -362,6 +384,9 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
         # deprecations) say nothing about the timings.
         warnings.filterwarnings("ignore", message=".*nested tensors is in prototype.*")
         warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)  # OpenVINO's converter traces
+        warnings.filterwarnings("ignore", message=".*torch.jit.*deprecated.*", category=DeprecationWarning)
+        converted, ctranslate2_dir = _convert_engines(config, state, inputs, peers, scratch, notes)
         for dtype_name in dtypes:
             dtype = DTYPES[dtype_name]
             ours = BertModel(dataclasses.replace(config, attn_implementation="fast"))
@@ -373,13 +398,17 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
                 workload = WORKLOADS[workload_name]
                 if progress:
                     progress(f"{workload.describe()}, {dtype_name}")
-                ids, mask = make_inputs(workload, config.vocab_size)
+                ids, mask = inputs[workload_name]
                 contenders: dict[str, Call] = {"mini_hf_bert fast": _ours(ours, "fast"),
                                                "mini_hf_bert sdpa": _ours(ours, "sdpa")}
+                if dtype == torch.float32 and modeling_bert_fast.int8_available(dtype, ids.device):
+                    contenders[INT8] = _ours(ours, "fast", route="int8")
                 if ablations:
                     for option, (off, label) in ABLATIONS.items():
                         if option == "route" and modeling_bert_fast.choose_route(dtype, ids.device) == off:
                             continue  # already the route in force
+                        if option == "fp32_stream" and dtype == torch.float32:
+                            continue  # the stream is fp32 already
                         contenders[label] = _ours(ours, "fast", **{option: off})
                 for name, model in theirs.items():
                     contenders[name] = _hf_call(model)
@@ -387,6 +416,7 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
                     contenders["torch.compile (transformers sdpa)"] = _compiled_call(theirs["transformers sdpa"])
                 if "compile" in peers:
                     torch._dynamo.reset()  # each case compiles afresh: no recompilation limits across shapes
+                    contenders[COMPILED] = _ours(ours, "fast", compile=True)
                     sdpa_twin = BertModel(dataclasses.replace(config, attn_implementation="sdpa"))
                     sdpa_twin.load_state_dict(state)
                     contenders["torch.compile + freezing (mini_hf_bert sdpa)"] = _compiled_call(
@@ -399,21 +429,32 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
                         onnx_call = None
                     if onnx_call is not None:
                         contenders["ONNX Runtime"] = onnx_call
+                if converted is not None and dtype_name in engines.OPENVINO_PRECISIONS:
+                    try:
+                        contenders["OpenVINO"] = engines.openvino_call(converted, dtype_name, torch.get_num_threads())
+                    except Exception as error:  # a peer's failure is a result, not a crash
+                        notes.append(f"OpenVINO did not compile for {dtype_name}: {type(error).__name__}: {error}")
                 if "nested" in peers:
                     contenders["nn.TransformerEncoder (nested tensors)"] = NestedTensorEncoder(ours)
+                reference = references[workload_name]
                 with torch.inference_mode():
-                    timings += _time_case(contenders, ids, mask, workload, dtype_name, runs, notes)
+                    timings += _time_case(contenders, ids, mask, reference, workload, dtype_name, runs, notes)
+                if ctranslate2_dir is not None and dtype == torch.float32:
+                    timings += _ctranslate2_timings(ctranslate2_dir, ids, mask, reference, workload, runs, scratch,
+                                                    timings, notes)
                 rate = gemm_rate(config, workload.real_tokens, dtype)
                 rooflines[(workload_name, dtype_name)] = (gemm_flops(config, workload.lengths) / rate / 1e6, rate)
             if dtype == torch.bfloat16 and "onnxruntime" in peers:
                 notes.append("ONNX Runtime runs fp32 only here: its CPU provider has no bf16 kernels for "
                              "MatMul and LayerNorm, so a bf16 graph would time casts, not bf16 math.")
+            if dtype == torch.bfloat16 and ctranslate2_dir is not None:
+                notes.append("CTranslate2 runs fp32 and int8 here: its CPU backend has no bf16 compute type.")
     first = first_output_seconds() if first_output else {}
     return Report(machine_description(), timings, rooflines, extra_memory, first, notes)
 
 
-def _time_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.Tensor, workload: Workload,
-               dtype_name: str, runs: int, notes: list[str]) -> list[Timing]:
+def _time_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.Tensor, reference: torch.Tensor,
+               workload: Workload, dtype_name: str, runs: int, notes: list[str]) -> list[Timing]:
     outputs = {}
     for name, call in list(contenders.items()):
         try:
@@ -423,24 +464,79 @@ def _time_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.Tenso
             notes.append(f"{name} did not run on {workload.name} {dtype_name}: {type(error).__name__}: "
                          f"{str(error).splitlines()[0][:200] if str(error) else ''}")
             del contenders[name]
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(runs):  # alternate: a slow moment of the machine hits every contender alike
-        for name, call in contenders.items():
+    names = list(contenders)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for run in range(runs):  # alternate, rotating the order: a slow moment of the machine hits all alike
+        for name in names[run % len(names):] + names[: run % len(names)]:
+            time.sleep(SETTLE_S)
             start = time.perf_counter()
-            call(ids, mask)
+            contenders[name](ids, mask)
             times[name].append(time.perf_counter() - start)
-    real = mask.bool()
-    reference = outputs.get(BASELINE)
-    result = []
-    for name in contenders:
-        ms = 1000 * statistics.median(times[name])
-        diff = None
-        if reference is not None:
-            diff = float((outputs[name][real].float() - reference[real].float()).abs().max())
-        result.append(Timing(name, workload.name, dtype_name, ms, workload.real_tokens / (ms / 1000), diff))
+    result = [_timing(name, times[name], outputs[name], ids, mask, reference, workload, dtype_name) for name in names]
     baseline = next((t.ms for t in result if t.contender == BASELINE), None)
     for timing in result:
         timing.ratio = None if baseline is None else baseline / timing.ms
+    return result
+
+
+def _timing(name: str, seconds: list[float], output: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor,
+            reference: torch.Tensor, workload: Workload, dtype_name: str) -> Timing:
+    real = mask.bool()
+    ms = 1000 * statistics.median(seconds)
+    diff = float((output[real].float() - reference[real].float()).abs().max())
+    return Timing(name, workload.name, dtype_name, ms, workload.real_tokens / (ms / 1000), diff)
+
+
+#: The fast path compiled for the case's shape (option compile; with the "compile" peers).
+COMPILED = "mini_hf_bert fast, compiled"
+#: The fast path's int8 row (fp32 cases): route "int8", dynamic quantization.
+INT8 = "mini_hf_bert fast, int8 (oneDNN dynamic)"
+
+
+def _convert_engines(config: BertConfig, state: dict, inputs: dict, peers: tuple[str, ...], scratch: str,
+                     notes: list[str]) -> tuple[object | None, str | None]:
+    """OpenVINO's converted model and CTranslate2's converted directory, each None when
+    not asked for, not installed, or failed (with a note)."""
+    converted, ctranslate2_dir = None, None
+    fp32 = BertModel(dataclasses.replace(config, attn_implementation="sdpa"))
+    fp32.load_state_dict(state)
+    fp32 = fp32.eval().requires_grad_(False)
+    if "openvino" in peers:
+        try:
+            converted = engines.openvino_model(fp32, next(iter(inputs.values())))
+        except Exception as error:
+            notes.append(f"OpenVINO's converter failed: {type(error).__name__}: {error}")
+        if converted is None and not any(n.startswith("OpenVINO") for n in notes):
+            notes.append("OpenVINO is not installed (pip install 'mini_hf_bert[bench]').")
+    if "ctranslate2" in peers:
+        if not engines.ctranslate2_available():
+            notes.append("CTranslate2 is not installed (pip install 'mini_hf_bert[bench]').")
+        else:
+            try:
+                ctranslate2_dir = engines.ctranslate2_convert(fp32, scratch)
+            except Exception as error:
+                notes.append(f"CTranslate2's converter failed: {type(error).__name__}: {error}")
+    return converted, ctranslate2_dir
+
+
+def _ctranslate2_timings(converted: str, ids: torch.Tensor, mask: torch.Tensor, reference: torch.Tensor,
+                         workload: Workload, runs: int, scratch: str, so_far: list[Timing],
+                         notes: list[str]) -> list[Timing]:
+    """CTranslate2 in fp32 and int8, timed in its worker after the in-process contenders."""
+    baseline = next((t.ms for t in so_far if (t.contender, t.workload, t.dtype) == (BASELINE, workload.name, "fp32")),
+                    None)
+    result = []
+    for compute_type in engines.CTRANSLATE2_COMPUTE_TYPES:
+        try:
+            seconds, output = engines.ctranslate2_time(converted, ids, mask, compute_type, torch.get_num_threads(),
+                                                       runs, WARMUP, SETTLE_S, scratch)
+        except Exception as error:
+            notes.append(f"CTranslate2 {compute_type} did not run on {workload.name}: {type(error).__name__}: {error}")
+            continue
+        name = "CTranslate2" if compute_type == "fp32" else f"CTranslate2, {compute_type}"
+        timing = _timing(name, seconds, output, ids, mask, reference, workload, "fp32")
+        timing.ratio = None if baseline is None else baseline / timing.ms
+        result.append(timing)
     return result
 
 
@@ -496,7 +592,7 @@ def format_report(report: Report) -> str:
         lines.append(f"GEMM roofline on the real tokens: {roofline_ms:.1f} ms (at {rate:.0f} GFLOP/s, the best "
                      f"rate measured here for the (tokens, H) x (H, I) product).")
         lines.append("")
-        lines.append(f"| contender | ms | real tokens/s | vs {BASELINE} | max abs diff vs {BASELINE} |")
+        lines.append(f"| contender | ms | real tokens/s | vs {BASELINE} | max abs diff vs fp32 |")
         lines.append("|---|---:|---:|---:|---:|")
         for t in report.timings:
             if (t.workload, t.dtype) != (workload_name, dtype_name):
