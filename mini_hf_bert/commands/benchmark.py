@@ -10,9 +10,10 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     benchmark = commands.add_parser("benchmark", parents=[common],
                                     help='inference speed of attn_implementation="fast" against transformers and peers')
     benchmark.add_argument("--quick", action="store_true",
-                           help="W1 and W2 only, 10 runs, no ablations, no torch.compile (4-7 minutes on 2 cores)")
+                           help="W1 and W2 only, 10 runs, no ablations, nothing compiled")
     benchmark.add_argument("--runs", type=int, metavar="N", help="timed calls per contender (default 15; quick 10)")
-    benchmark.add_argument("--workload", action="append", choices=("W1", "W2", "W3", "W4", "W5"), help="repeatable (default: all)")
+    benchmark.add_argument("--workload", action="append", choices=("W1", "W2", "W3", "W4", "W5"),
+                           help="repeatable (default: all; W4, W5: one sequence of 64, 128 tokens)")
     benchmark.add_argument("--dtype", action="append", choices=("fp32", "bf16"), help="repeatable (default: both)")
     benchmark.set_defaults(run=run_benchmark)
 

@@ -127,6 +127,20 @@ class Timing:
 
 
 @dataclass
+class Accuracy:
+    """One low-precision mode against fp32 on the real checkpoint (all-MiniLM-L6-v2).
+
+    transformers: none
+    """
+
+    mode: str
+    max_diff: float  # last hidden state, real tokens
+    min_token_cosine: float  # the least cosine between a token's vector and its fp32 vector
+    min_sentence_cosine: float  # the least, over the demo's sentences, of the embedding's cosine
+    ranking_kept: bool  # each sentence's neighbours in the same order as in fp32
+
+
+@dataclass
 class Report:
     """Everything one benchmark run measured.
 
@@ -139,6 +153,7 @@ class Report:
     extra_memory: dict[str, int]  # dtype -> bytes the fast path holds beyond the parameters
     first_output: dict[str, float]  # what -> seconds, fresh process
     notes: list[str]
+    accuracy: list[Accuracy] = dataclasses.field(default_factory=list)  # on the real checkpoint
 
 
 def machine_description() -> str:
@@ -343,7 +358,8 @@ def _compiled_call(model: nn.Module, freezing: bool = False) -> Call:
 def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[str, ...] = tuple(DTYPES),
                   runs: int = RUNS, config: BertConfig | None = None, ablations: bool = True,
                   peers: tuple[str, ...] = PEERS,
-                  first_output: bool = True, progress: Callable[[str], None] | None = None) -> Report:
+                  first_output: bool = True, accuracy: bool = True,
+                  progress: Callable[[str], None] | None = None) -> Report:
     """Time every contender (see the module docstring) and return the report.
 
     Args:
@@ -353,6 +369,8 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
         ablations: also time the fast path with each optimisation off.
         peers: names from PEERS to run, each only when its package is installed.
         first_output: also time fresh processes (import + load + first output).
+        accuracy: also measure bf16 and int8 against fp32 on the real checkpoint (compiled
+            modes with the "compile" peers).
         progress: called with a line before each case.
 
     transformers: none
@@ -417,6 +435,8 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
                 if "compile" in peers:
                     torch._dynamo.reset()  # each case compiles afresh: no recompilation limits across shapes
                     contenders[COMPILED] = _ours(ours, "fast", compile=True)
+                    if INT8 in contenders:
+                        contenders[INT8_COMPILED] = _ours(ours, "fast", route="int8", compile=True)
                     sdpa_twin = BertModel(dataclasses.replace(config, attn_implementation="sdpa"))
                     sdpa_twin.load_state_dict(state)
                     contenders["torch.compile + freezing (mini_hf_bert sdpa)"] = _compiled_call(
@@ -450,7 +470,15 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
             if dtype == torch.bfloat16 and ctranslate2_dir is not None:
                 notes.append("CTranslate2 runs fp32 and int8 here: its CPU backend has no bf16 compute type.")
     first = first_output_seconds() if first_output else {}
-    return Report(machine_description(), timings, rooflines, extra_memory, first, notes)
+    measured_accuracy = []
+    if accuracy:
+        if progress:
+            progress("bf16 and int8 against fp32 on all-MiniLM-L6-v2")
+        try:
+            measured_accuracy = real_checkpoint_accuracy(compile_modes="compile" in peers)
+        except FileNotFoundError as error:  # the checkpoint's package is not installed
+            notes.append(f"No accuracy on the real checkpoint: {error}")
+    return Report(machine_description(), timings, rooflines, extra_memory, first, notes, measured_accuracy)
 
 
 def _time_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.Tensor, reference: torch.Tensor,
@@ -489,8 +517,9 @@ def _timing(name: str, seconds: list[float], output: torch.Tensor, ids: torch.Te
 
 #: The fast path compiled for the case's shape (option compile; with the "compile" peers).
 COMPILED = "mini_hf_bert fast, compiled"
-#: The fast path's int8 row (fp32 cases): route "int8", dynamic quantization.
-INT8 = "mini_hf_bert fast, int8 (oneDNN dynamic)"
+#: The fast path's int8 rows (fp32 cases): route "int8", dynamic quantization; compiled too.
+INT8 = "mini_hf_bert fast, int8 (per-token dynamic)"
+INT8_COMPILED = "mini_hf_bert fast, int8, compiled"
 
 
 def _convert_engines(config: BertConfig, state: dict, inputs: dict, peers: tuple[str, ...], scratch: str,
@@ -537,6 +566,62 @@ def _ctranslate2_timings(converted: str, ids: torch.Tensor, mask: torch.Tensor, 
         timing = _timing(name, seconds, output, ids, mask, reference, workload, "fp32")
         timing.ratio = None if baseline is None else baseline / timing.ms
         result.append(timing)
+    return result
+
+
+#: The low-precision modes measured on the real checkpoint: label -> (dtype, implementation,
+#: fast-path options).
+ACCURACY_MODES = {
+    "bf16, transformers-style (eager)": (torch.bfloat16, "eager", {}),
+    "bf16, fast, residual stream and LayerNorm in bf16": (torch.bfloat16, "fast", {"fp32_stream": False}),
+    "bf16, fast (residual stream and LayerNorm in fp32)": (torch.bfloat16, "fast", {}),
+    "int8, fast (per-token dynamic)": (torch.float32, "fast", {"route": "int8"}),
+    "int8, fast, compiled": (torch.float32, "fast", {"route": "int8", "compile": True}),
+}
+
+
+def real_checkpoint_accuracy(checkpoint: str | None = None, compile_modes: bool = True) -> list[Accuracy]:
+    """Each mode of ACCURACY_MODES against fp32 on all-MiniLM-L6-v2 (or ``checkpoint``),
+    on the demo's sentences: token states and mean-pooled sentence embeddings.
+
+    transformers: none
+    """
+    from ..checkpoints.bundled import default_checkpoint_dir
+    from ..checkpoints.convert import load_tokenizer
+    from ..companion.demo import DEFAULT_SENTENCES
+    from ..pipelines.sentence_embeddings import encode_sentences
+
+    directory = checkpoint or default_checkpoint_dir()
+    tokenizer = load_tokenizer(directory)
+    sentences = list(DEFAULT_SENTENCES)
+    batch = tokenizer(sentences, padding=True, return_tensors="pt")
+    real = batch["attention_mask"].bool()  # (S, T)
+
+    def ranking(embeddings: torch.Tensor) -> torch.Tensor:
+        return (embeddings @ embeddings.T).argsort(dim=1, descending=True)  # (S, S)
+
+    models = {}  # dtype -> the checkpoint in it (a round trip through bf16 would round the fp32 weights)
+    for dtype in {torch.float32} | {dtype for dtype, _, _ in ACCURACY_MODES.values()}:
+        model = BertModel.from_pretrained(directory, attn_implementation="eager").eval().requires_grad_(False)
+        models[dtype] = model.to(dtype)
+    with torch.inference_mode():
+        tokens = models[torch.float32](**batch).last_hidden_state[real]  # (M, H)
+        sentences_fp32 = encode_sentences(models[torch.float32], tokenizer, sentences)  # (S, H)
+    result = []
+    for mode, (dtype, implementation, options) in ACCURACY_MODES.items():
+        if options.get("compile") and not compile_modes:
+            continue
+        model = models[dtype]
+        model.config.attn_implementation = implementation
+        with torch.inference_mode(), modeling_bert_fast.using_options(**options):
+            states = model(**batch).last_hidden_state[real].float()  # (M, H)
+            embeddings = encode_sentences(model, tokenizer, sentences).float()  # (S, H)
+        result.append(Accuracy(
+            mode, float((states - tokens).abs().max()),
+            float(torch.nn.functional.cosine_similarity(states, tokens, dim=-1).min()),
+            float((embeddings * sentences_fp32).sum(dim=-1).min()),
+            bool(torch.equal(ranking(embeddings), ranking(sentences_fp32))),
+        ))
     return result
 
 
@@ -604,6 +689,15 @@ def format_report(report: Report) -> str:
     if report.extra_memory:
         lines.append("Extra memory of the fast path (derived weights, beyond the parameters): " + ", ".join(
             f"{name} {nbytes / 2**20:.0f} MiB" for name, nbytes in report.extra_memory.items()) + ".")
+        lines.append("")
+    if report.accuracy:
+        lines.append("### Low precision against fp32 on the real checkpoint (all-MiniLM-L6-v2, the demo's sentences)")
+        lines.append("")
+        lines.append("| mode | max abs diff (tokens) | least token cosine | least sentence cosine | ranking kept |")
+        lines.append("|---|---:|---:|---:|---|")
+        for a in report.accuracy:
+            lines.append(f"| {a.mode} | {a.max_diff:.1e} | {a.min_token_cosine:.4f} | {a.min_sentence_cosine:.4f} | "
+                         f"{'yes' if a.ranking_kept else 'no'} |")
         lines.append("")
     if report.first_output:
         lines.append("| fresh process (median of %d) | seconds |" % FIRST_OUTPUT_REPEATS)
