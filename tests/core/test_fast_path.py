@@ -177,6 +177,20 @@ def test_int8_on_a_small_model_equals_eager_within_its_cosine_and_stores_a_quart
     assert nbytes == weights * 1 + outputs * 4 + stacked_qkv_bias * 4  # int8 weights, fp32 scales, the QKV bias copy
 
 
+def test_int8_compiled_keeps_its_cosine():
+    """int8 under option compile: inductor rewrites the quantized products (oneDNN's
+    pre-packed int8 kernels, quantization fused); still within INT8_MIN_COSINE of fp32."""
+    model, batch = make_model(), make_batch(BATCHES["one sequence"])
+    mask = batch["attention_mask"]
+    eager = real(run(model, "eager", batch).last_hidden_state, mask)
+    with modeling_bert_fast.using_options(route="int8", compile=True):
+        int8 = real(run(model, "fast", batch).last_hidden_state, mask)
+        assert modeling_bert_fast.fast_weights(model).compiled[((1, 7),)] is not None
+    cosine = torch.nn.functional.cosine_similarity(int8, eager, dim=-1)
+    assert cosine.min() >= INT8_MIN_COSINE, cosine.min()
+    assert (int8 - eager).abs().max() > FAST_FP32_ATOL  # quantized, not fp32
+
+
 def test_int8_falls_back_where_it_cannot_run(caplog):
     """bf16 weights: route "int8" runs the default route instead, and says so once."""
     model, batch = make_model().to(torch.bfloat16), make_batch(BATCHES["padded"])
@@ -228,7 +242,7 @@ def _assert_uncompiled_equals_eager(model, batch, caplog, expected_warning: str,
 
 def test_compile_falls_back_on_another_route(caplog):
     _assert_uncompiled_equals_eager(make_model(), make_batch(BATCHES["padded"]), caplog,
-                                    "option compile runs on route 'aten'", route="onednn")
+                                    "option compile runs on routes ('aten', 'int8')", route="onednn")
     assert not _compiling_messages(caplog)
 
 

@@ -8,7 +8,13 @@ import pytest
 from mini_hf_bert import BertConfig
 from mini_hf_bert.parity import benchmark
 from mini_hf_bert.commands.cli import main
-from mini_hf_bert.parity.compare import FAST_FP32_ATOL, ONNX_ATOL
+from mini_hf_bert.parity.compare import (
+    BF16_MIN_COSINE,
+    FAST_FP32_ATOL,
+    FP32_STREAM_ERROR_RATIO,
+    INT8_MIN_COSINE,
+    ONNX_ATOL,
+)
 
 SMALL = BertConfig(vocab_size=1200, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
                    max_position_embeddings=512)
@@ -18,7 +24,7 @@ SMALL = BertConfig(vocab_size=1200, hidden_size=32, num_hidden_layers=2, num_att
 def report():
     peers = tuple(peer for peer in benchmark.PEERS if peer != "compile")  # compiling takes minutes
     return benchmark.run_benchmark(workloads=("W1", "W2"), dtypes=("fp32", "bf16"), runs=1, config=SMALL,
-                                   peers=peers, first_output=False)
+                                   peers=peers, first_output=False, accuracy=False)
 
 
 INT8_ROWS = {benchmark.INT8, "CTranslate2, int8"}
@@ -54,7 +60,7 @@ def test_a_peer_that_is_missing_becomes_a_note(monkeypatch):
     monkeypatch.setattr(benchmark.engines, "openvino_model", lambda model, example: None)
     monkeypatch.setattr(benchmark.engines, "ctranslate2_available", lambda: False)
     report = benchmark.run_benchmark(workloads=("W2",), dtypes=("fp32",), runs=1, config=SMALL, ablations=False,
-                                     peers=("openvino", "ctranslate2"), first_output=False)
+                                     peers=("openvino", "ctranslate2"), first_output=False, accuracy=False)
     assert {t.contender for t in report.timings} == {"mini_hf_bert fast", "mini_hf_bert sdpa", benchmark.INT8}
     assert "OpenVINO is not installed (pip install 'mini_hf_bert[bench]')." in report.notes
     assert "CTranslate2 is not installed (pip install 'mini_hf_bert[bench]')." in report.notes
@@ -68,6 +74,25 @@ def test_report_prints_every_case_with_its_roofline(report):
     assert text.count("GEMM roofline on the real tokens") == 4
     assert text.count("| mini_hf_bert fast |") == 4 and "Extra memory of the fast path" in text
     assert "| contender | ms | real tokens/s | vs transformers sdpa | max abs diff vs fp32 |" in text
+
+
+def test_accuracy_on_the_real_checkpoint_has_every_uncompiled_mode_within_its_bounds(minilm_dir):
+    rows = {a.mode: a for a in benchmark.real_checkpoint_accuracy(minilm_dir, compile_modes=False)}
+    expected = {mode for mode, (_, _, options) in benchmark.ACCURACY_MODES.items() if not options.get("compile")}
+    assert rows.keys() == expected
+    for row in rows.values():
+        cosine_bound = INT8_MIN_COSINE if row.mode.startswith("int8") else BF16_MIN_COSINE
+        assert row.min_token_cosine >= cosine_bound and row.min_sentence_cosine >= cosine_bound, row
+        assert row.ranking_kept and row.max_diff > FAST_FP32_ATOL, row  # low precision: never fp32's result
+    stream = rows["bf16, fast (residual stream and LayerNorm in fp32)"].max_diff
+    assert stream <= FP32_STREAM_ERROR_RATIO * rows["bf16, transformers-style (eager)"].max_diff
+
+
+def test_report_prints_the_accuracy_table():
+    row = benchmark.Accuracy("int8, fast (per-token dynamic)", 0.19, 0.9928, 0.9944, True)
+    report = benchmark.Report("machine", [], {}, {}, {}, [], [row])
+    text = benchmark.format_report(report)
+    assert "| int8, fast (per-token dynamic) | 1.9e-01 | 0.9928 | 0.9944 | yes |" in text
 
 
 def test_gemm_flops_counts_linears_on_real_tokens_and_attention_per_sequence():
