@@ -57,6 +57,13 @@ def _met(ok: bool) -> str:
     return "yes" if ok else "no"
 
 
+def _roofline_row(measured: dict, timing: dict, dtype: str, factor: float) -> str:
+    """W1 in ``dtype`` against its GEMM roofline: within ``factor`` or not."""
+    roofline_ms = measured["rooflines"][f"W1/{dtype}"][0]
+    return (f"| W1 {dtype}: within {factor}x of its roofline ({roofline_ms:.0f} ms) | "
+            f"{timing['ms'] / roofline_ms:.2f}x | {_met(timing['ms'] <= factor * roofline_ms)} |")
+
+
 def targets_table(measured: dict) -> str:
     """Each target beside what was measured: met or not."""
     ratio = {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
@@ -65,10 +72,7 @@ def targets_table(measured: dict) -> str:
         fast = ratio[(workload, dtype, FAST)]
         rows.append(f"| {workload} {dtype}: >= {least}x transformers sdpa | {fast['ratio']:.2f}x | "
                     f"{_met(fast['ratio'] >= least)} |")
-    fast = ratio[("W1", "bf16", FAST)]
-    roofline_ms = measured["rooflines"]["W1/bf16"][0]
-    rows.append(f"| W1 bf16: within {ROOFLINE_FACTOR}x of its roofline ({roofline_ms:.0f} ms) | "
-                f"{fast['ms'] / roofline_ms:.2f}x | {_met(fast['ms'] <= ROOFLINE_FACTOR * roofline_ms)} |")
+    rows.append(_roofline_row(measured, ratio[("W1", "bf16", FAST)], "bf16", ROOFLINE_FACTOR))
     slowest = min(t["ratio"] for t in measured["timings"] if t["contender"] == FAST)
     rows.append(f"| no workload or dtype below 1.0x transformers sdpa | slowest {slowest:.2f}x | {_met(slowest >= 1.0)} |")
     first = measured["first_output"]
@@ -102,10 +106,7 @@ def targets_table(measured: dict) -> str:
         best = min(ours_int8, key=lambda t: t["ms"])
         rows.append(f"| W1 int8: >= 1.0x CTranslate2 int8 ({engine_int8['ms']:.0f} ms) | "
                     f"{engine_int8['ms'] / best['ms']:.2f}x ({best['contender']}) | {_met(engine_int8['ms'] >= best['ms'])} |")
-    fp32 = ratio[("W1", "fp32", FAST)]
-    roofline_ms = measured["rooflines"]["W1/fp32"][0]
-    rows.append(f"| W1 fp32: within {ENGINE_ROOFLINE_FACTOR}x of its roofline ({roofline_ms:.0f} ms) | "
-                f"{fp32['ms'] / roofline_ms:.2f}x | {_met(fp32['ms'] <= ENGINE_ROOFLINE_FACTOR * roofline_ms)} |")
+    rows.append(_roofline_row(measured, ratio[("W1", "fp32", FAST)], "fp32", ENGINE_ROOFLINE_FACTOR))
     return "\n".join(rows)
 
 
