@@ -45,10 +45,16 @@ browser:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium-headless-shell >/dev/null; } || \
 	  echo "note: no headless Chromium here; the attention page test will say how to get one"
 
-# Two pytest sessions: tests/ against transformers 5.x (the .venv), then
-# tests_transformers4/ with transformers 4.57.6 first on the import path.
+# The CPU kernels of an AVX2 machine (no AVX-512, VNNI or bf16 instructions) on any x86
+# CPU: torch's own kernels, oneDNN's and MKL's, each held to AVX2 by its documented switch.
+AVX2_EMULATION := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
+
+# Three pytest sessions: tests/ against transformers 5.x (the .venv); the tests marked
+# cpu_kernels once more under AVX2_EMULATION; tests_transformers4/ with transformers
+# 4.57.6 first on the import path.
 test: $(STAMP) $(TF4_STAMP) browser
 	$(PY) -m pytest tests
+	$(AVX2_EMULATION) $(PY) -m pytest -m cpu_kernels tests
 	PYTHONPATH=$(TF4_DIR) $(PY) -m pytest tests_transformers4
 
 clean:

@@ -27,9 +27,10 @@ What it does differently, for an encoder in eval mode:
 4. **Low precision** (bf16, fp16): the products run in the weights' dtype, but the
    residual stream, the embeddings' sum and every LayerNorm stay in fp32 (option
    ``fp32_stream``), as OpenVINO and ONNX Runtime keep them. Eager rounds the stream to
-   bf16 after every sum, and those roundings are most of its distance from fp32: keeping
-   them out brings bf16 output about 5x closer to fp32 for a few percent of the time
-   (docs/performance.md). The output is rounded once, to the model's dtype.
+   bf16 after every sum, and those roundings are much of its distance from fp32: keeping
+   them out brings bf16 output closer to fp32 (root-mean-square distance 0.5-0.76 of
+   eager's, on AVX-512 and AVX2 alike: ``FP32_STREAM_ERROR_RATIO``) for a few percent of
+   the time (docs/performance.md). The output is rounded once, to the model's dtype.
 5. **int8** (``route="int8"``, fp32 models on CPU, asked for): dynamic quantization. Each
    Linear's weight is quantized once, per output channel (symmetric int8); each call
    quantizes its input per row (per token) and runs ``torch._int_mm``, int8 x int8 summed
@@ -38,6 +39,8 @@ What it does differently, for an encoder in eval mode:
    make one scale per tensor too coarse (on all-MiniLM-L6-v2 the demo's sentences kept
    cosine >= 0.9944 to fp32 per row against 0.9895 per tensor, and their ranking).
    Attention, LayerNorm and the residual stay fp32. Close to fp32, not equal to it.
+   It runs only where the CPU sums int8 products in int32 at speed (``int8_kernel_problem``
+   says why not, elsewhere, and the default route runs).
 6. **Compiled** (option ``compile``, asked for): the encoder on packed rows compiled by
    torch.compile (inductor, with freezing: the weights become constants, pre-packed at
    compile time, and the elementwise ops fuse), one graph per batch shape (the runs of
@@ -67,7 +70,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
+import os
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -143,13 +148,63 @@ def using_options(**changes: bool | str | None) -> Iterator[FastOptions]:
         OPTIONS = previous
 
 
-def int8_available(dtype: torch.dtype, device: torch.device) -> bool:
-    """Whether route "int8" can run weights of ``dtype`` on ``device``: fp32 on a CPU, with
-    torch's int8 x int8 -> int32 product (``torch._int_mm``).
+#: Symmetric int8: v ≈ scale · q, q in [-127, 127].
+INT8_MAX = 127
+#: The depth of the probe product in ``int8_kernel_problem``: 64 products of 127 x 127,
+#: whose exact sum (1,032,256) needs more than 16 bits at every pair.
+INT8_PROBE_DEPTH = 64
+
+
+@functools.cache
+def int8_kernel_problem() -> str | None:
+    """Why this CPU's int8 products cannot serve route "int8", or None where they can:
+    int8 x int8 summed in int32, at speed (AVX512-VNNI or AMX).
+
+    Without AVX512-VNNI (AVX2 CPUs, the first AVX-512 ones) neither kernel does:
+    ``torch._int_mm`` runs a scalar loop there (measured 16-24x slower than fp32's
+    F.linear on bert-base's products), and oneDNN's pre-packed int8 kernels, which the
+    compiled mode runs, multiply with vpmaddubsw, which adds each pair of u8 x s8 products
+    in 16 bits and saturates (oneDNN shifts the activations to u8 in [0, 255], so any
+    weight past ±64 can overflow). Quantizing around it costs too much: on
+    all-MiniLM-L6-v2, 7-bit weights keep the least token cosine at 0.987 and 7-bit
+    activations at 0.976, both below INT8_MIN_COSINE and with the demo's ranking changed.
+
+    Where the CPU has VNNI, one worst-case product checks the kernel torch dispatches to:
+    oneDNN told to use fewer instructions (``ONEDNN_MAX_CPU_ISA=AVX2``) saturates as above.
 
     transformers: none
     """
-    return device.type == "cpu" and dtype == torch.float32 and hasattr(torch, "_int_mm")
+    if not torch.cpu._is_vnni_supported():
+        return ("route 'int8' needs int8 products summed in int32 at speed (AVX512-VNNI or AMX); this CPU has no "
+                "AVX512-VNNI: torch._int_mm runs a scalar loop (16-24x slower than fp32) and oneDNN's int8 kernels "
+                "add pairs of products in 16 bits, which saturate")
+    worst = torch.full((INT8_PROBE_DEPTH, INT8_PROBE_DEPTH), INT8_MAX, dtype=torch.int8)  # (K, K) both operands
+    exact = INT8_MAX * INT8_MAX * INT8_PROBE_DEPTH
+    if int(torch._int_mm(worst, worst)[0, 0]) != exact:  # (K, K) @ (K, K) -> (K, K) int32
+        limited = os.environ.get("ONEDNN_MAX_CPU_ISA")
+        return ("route 'int8' needs int8 products summed in int32; oneDNN's int8 product here adds pairs of "
+                "products in 16 bits and saturates (it runs without VNNI" +
+                (f": ONEDNN_MAX_CPU_ISA={limited})" if limited else ")"))
+    return None
+
+
+def int8_unavailable(dtype: torch.dtype, device: torch.device) -> str | None:
+    """Why route "int8" cannot run weights of ``dtype`` on ``device``, or None where it
+    can: fp32 on a CPU whose int8 products serve it (``int8_kernel_problem``).
+
+    transformers: none
+    """
+    if device.type != "cpu" or dtype != torch.float32 or not hasattr(torch, "_int_mm"):
+        return f"route 'int8' needs fp32 weights on a CPU and torch._int_mm; these are {dtype} on {device.type}"
+    return int8_kernel_problem()
+
+
+def int8_available(dtype: torch.dtype, device: torch.device) -> bool:
+    """Whether route "int8" runs weights of ``dtype`` on ``device`` (see ``int8_unavailable``).
+
+    transformers: none
+    """
+    return int8_unavailable(dtype, device) is None
 
 
 def choose_route(dtype: torch.dtype, device: torch.device) -> str:
@@ -163,9 +218,9 @@ def choose_route(dtype: torch.dtype, device: torch.device) -> str:
 
     transformers: none
     """
-    if OPTIONS.route == "int8" and not int8_available(dtype, device):
-        _warn_once(f"route 'int8' needs fp32 weights on a CPU and torch._int_mm; these are {dtype} on "
-                   f"{device.type}: running the default route instead")
+    unavailable = int8_unavailable(dtype, device) if OPTIONS.route == "int8" else None
+    if unavailable:
+        _warn_once(f"{unavailable}: running the default route instead")
     elif OPTIONS.route is not None:
         return OPTIONS.route
     if OPTIONS.compile:
@@ -184,10 +239,6 @@ def _warn_once(message: str) -> None:
     if message not in _WARNED:
         _WARNED.add(message)
         logger.warning(message)
-
-
-#: Symmetric int8: v ≈ scale · q, q in [-127, 127].
-INT8_MAX = 127
 
 
 @dataclass
