@@ -28,7 +28,7 @@ What it does differently, for an encoder in eval mode:
    residual stream, the embeddings' sum and every LayerNorm stay in fp32 (option
    ``fp32_stream``), as OpenVINO and ONNX Runtime keep them. Eager rounds the stream to
    bf16 after every sum, and those roundings are much of its distance from fp32: keeping
-   them out brings bf16 output closer to fp32 (root-mean-square distance 0.5-0.76 of
+   them out brings bf16 output closer to fp32 (root-mean-square distance 0.5-0.8 of
    eager's, on AVX-512 and AVX2 alike: ``FP32_STREAM_ERROR_RATIO``) for a few percent of
    the time (docs/performance.md). The output is rounded once, to the model's dtype.
 5. **int8** (``route="int8"``, fp32 models on CPU, asked for): dynamic quantization. Each
