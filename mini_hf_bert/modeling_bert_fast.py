@@ -43,7 +43,8 @@ What it does differently, for an encoder in eval mode:
    says why not, elsewhere, and the default route runs).
 6. **Compiled** (option ``compile``, asked for): the encoder on packed rows compiled by
    torch.compile (inductor, with freezing: the weights become constants, pre-packed at
-   compile time, and the elementwise ops fuse), one graph per batch shape (the runs of
+   compile time, and the elementwise ops fuse; route "int8" without AMX compiles without
+   freezing, see ``compile_freezes``), one graph per batch shape (the runs of
    sequence lengths), compiled on first use and cached beside the weights. It cuts the
    per-call overhead of ~40 small ops per layer, which is what few-token calls pay for.
    Compiling takes ~15 s per shape for bert-base on 2 cores, and is logged before it runs;
@@ -610,6 +611,23 @@ class CompiledEncoder(nn.Module):
         return x
 
 
+def compile_freezes(route: str) -> bool:
+    """Whether the compiled encoder of ``route`` is compiled with inductor's freezing:
+    the weights become constants that inductor pre-packs.
+
+    On route "int8" freezing also rewrites each quantized product into oneDNN's qlinear,
+    whose int8 kernels for the way inductor calls it (per-channel weight zero points)
+    exist on AMX only: elsewhere oneDNN runs its reference implementation (measured on an
+    AVX512-VNNI CPU without AMX: 40 s for one 742 x 768 x 3072 product, against 25 ms for
+    torch._int_mm). There the int8 encoder compiles without freezing: torch._int_mm
+    products, the quantization fused around them (measured 1.3x the uncompiled int8 at
+    1 x 16 and 4 x 128 tokens of bert-base).
+
+    transformers: none
+    """
+    return route != "int8" or torch.cpu._is_amx_tile_supported()
+
+
 def compiled_encoder(model: nn.Module, weights: FastWeights, runs: list[tuple[int, int]]) -> Callable | None:
     """The compiled encoder for this batch shape: compiled on first use, then cached on
     ``weights``; None where it cannot run (another route, the shape limit reached, the
@@ -635,10 +653,11 @@ def compiled_encoder(model: nn.Module, weights: FastWeights, runs: list[tuple[in
     logger.warning("compiling the fast path for batch shape [%s] (sequences x tokens): once per shape, "
                    "about 15 s for bert-base on 2 cores", shape)
     compiled = torch.compile(CompiledEncoder(model, weights, key).eval(), dynamic=False)
+    freezing = compile_freezes(weights.route)
 
     def call(x: torch.Tensor) -> torch.Tensor:
-        # Read when a call compiles: weights as constants; room for every shape's version.
-        with inductor_config.patch(freezing=True), torch._dynamo.config.patch(recompile_limit=COMPILED_SHAPES_MAX):
+        # Read when a call compiles: weights as constants (or not); room for every shape's version.
+        with inductor_config.patch(freezing=freezing), torch._dynamo.config.patch(recompile_limit=COMPILED_SHAPES_MAX):
             return compiled(x)
     weights.compiled[key] = call
     _compiled_shapes += 1

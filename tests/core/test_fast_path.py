@@ -164,12 +164,9 @@ def test_int8_runs_only_where_its_products_are_exact():
         assert INT8_PROBLEM is not None and "saturates" in INT8_PROBLEM, INT8_PROBLEM
 
 
-def test_int8_falls_back_where_its_products_cannot_serve_it(caplog, monkeypatch):
-    """A CPU whose int8 products saturate or crawl (this CPU's reason, or a stand-in where
-    it has none): route "int8" runs the default route, and says why once."""
-    reason = INT8_PROBLEM or "route 'int8' needs int8 products summed in int32 at speed; a stand-in"
-    monkeypatch.setattr(modeling_bert_fast, "int8_kernel_problem", lambda: reason)
-    model, batch = make_model(), make_batch(BATCHES["padded"])
+def int8_fallback_messages(model: torch.nn.Module, batch: dict, caplog) -> list[str]:
+    """Route "int8" where it cannot run: asserts the default route's result ran instead,
+    and returns what was said about it."""
     default = run(model, "fast", batch).last_hidden_state
     modeling_bert_fast._WARNED.clear()
     with caplog.at_level("WARNING", logger="mini_hf_bert.modeling_bert_fast"):
@@ -178,7 +175,15 @@ def test_int8_falls_back_where_its_products_cannot_serve_it(caplog, monkeypatch)
             run(model, "fast", batch)
             assert modeling_bert_fast.fast_weights(model).route != "int8"
     assert torch.equal(fallback, default)
-    messages = [r.getMessage() for r in caplog.records if "route 'int8'" in r.getMessage()]
+    return [r.getMessage() for r in caplog.records if "route 'int8'" in r.getMessage()]
+
+
+def test_int8_falls_back_where_its_products_cannot_serve_it(caplog, monkeypatch):
+    """A CPU whose int8 products saturate or crawl (this CPU's reason, or a stand-in where
+    it has none): route "int8" runs the default route, and says why once."""
+    reason = INT8_PROBLEM or "route 'int8' needs int8 products summed in int32 at speed; a stand-in"
+    monkeypatch.setattr(modeling_bert_fast, "int8_kernel_problem", lambda: reason)
+    messages = int8_fallback_messages(make_model(), make_batch(BATCHES["padded"]), caplog)
     assert messages == [f"{reason}: running the default route instead"]
 
 
@@ -227,15 +232,27 @@ def test_int8_on_a_small_model_equals_eager_within_its_cosine_and_stores_a_quart
 
 
 def test_int8_compiled_keeps_its_cosine():
-    """int8 under option compile: inductor rewrites the quantized products (oneDNN's
-    pre-packed int8 kernels, quantization fused); still within INT8_MIN_COSINE of fp32.
-    Where int8 does not run here, the default route is compiled instead."""
+    """int8 under option compile, within INT8_MIN_COSINE of fp32. On AMX inductor rewrites
+    the quantized products into oneDNN's pre-packed int8 kernels (quantization fused);
+    without AMX, where oneDNN has only its reference kernel for them, they stay
+    torch._int_mm (compile_freezes). Where int8 does not run here, the default route is
+    compiled instead."""
+    from torch._inductor.utils import run_and_get_code
+
     model, batch = make_model(), make_batch(BATCHES["one sequence"])
     mask = batch["attention_mask"]
     eager = real(run(model, "eager", batch).last_hidden_state, mask)
     with modeling_bert_fast.using_options(route="int8", compile=True):
-        int8 = real(run(model, "fast", batch).last_hidden_state, mask)
+        output, code = run_and_get_code(lambda: run(model, "fast", batch))
+        int8 = real(output.last_hidden_state, mask)
         assert modeling_bert_fast.fast_weights(model).compiled[((1, 7),)] is not None
+    code = "\n".join(code)  # the generated source of the compiled encoder
+    if INT8_PROBLEM is not None:
+        assert "qlinear" not in code and "_int_mm" not in code
+    elif torch.cpu._is_amx_tile_supported():
+        assert "onednn.qlinear_pointwise" in code
+    else:
+        assert "_int_mm" in code and "qlinear" not in code
     cosine = torch.nn.functional.cosine_similarity(int8, eager, dim=-1)
     assert cosine.min() >= INT8_MIN_COSINE, cosine.min()
     if INT8_PROBLEM is None:
@@ -246,15 +263,7 @@ def test_int8_compiled_keeps_its_cosine():
 
 def test_int8_falls_back_where_it_cannot_run(caplog):
     """bf16 weights: route "int8" runs the default route instead, and says so once."""
-    model, batch = make_model().to(torch.bfloat16), make_batch(BATCHES["padded"])
-    default = run(model, "fast", batch).last_hidden_state
-    modeling_bert_fast._WARNED.clear()
-    with caplog.at_level("WARNING", logger="mini_hf_bert.modeling_bert_fast"):
-        with modeling_bert_fast.using_options(route="int8"):
-            fallback = run(model, "fast", batch).last_hidden_state
-            run(model, "fast", batch)
-    assert torch.equal(fallback, default)
-    messages = [r.getMessage() for r in caplog.records if "route 'int8'" in r.getMessage()]
+    messages = int8_fallback_messages(make_model().to(torch.bfloat16), make_batch(BATCHES["padded"]), caplog)
     assert len(messages) == 1 and "torch.bfloat16" in messages[0] and "default route" in messages[0]
 
 
