@@ -47,7 +47,11 @@ browser:
 
 # The CPU kernels of an AVX2 machine (no AVX-512, VNNI or bf16 instructions) on any x86
 # CPU: torch's own kernels, oneDNN's and MKL's, each held to AVX2 by its documented switch.
-AVX2_EMULATION := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
+# torch.compile gets a cache of its own there: inductor's cache key leaves the capability
+# out, and a kernel compiled under ATEN_CPU_CAPABILITY=avx2, loaded by a later normal run,
+# aborts that process (seen with tests/core/test_compile_export.py).
+AVX2_EMULATION := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+                  TORCHINDUCTOR_CACHE_DIR=$(CURDIR)/.cache/torchinductor-avx2
 
 # Three pytest sessions: tests/ against transformers 5.x (the .venv); the tests marked
 # cpu_kernels once more under AVX2_EMULATION; tests_transformers4/ with transformers
