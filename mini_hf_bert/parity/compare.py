@@ -129,25 +129,31 @@ class ParityRow:
         return "within tolerance" if self.ok else "OUT OF TOLERANCE"
 
 
-def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
-    """max |a - b| in float64; inf when shapes differ or either side has a NaN."""
+def _difference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor | None:
+    """a - b in float64; None when shapes differ or either side has a NaN."""
     if a.shape != b.shape:
-        return math.inf
+        return None
     a64, b64 = a.detach().double(), b.detach().double()
     if torch.isnan(a64).any() or torch.isnan(b64).any():
+        return None
+    return a64 - b64
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    """max |a - b| in float64; inf when shapes differ or either side has a NaN."""
+    difference = _difference(a, b)
+    if difference is None:
         return math.inf
-    return (a64 - b64).abs().max().item() if a.numel() else 0.0
+    return difference.abs().max().item() if a.numel() else 0.0
 
 
 def rms_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     """√mean((a - b)²) in float64: how far two results are on the whole (``max_abs_diff``
     is how far at worst); inf when shapes differ or either side has a NaN."""
-    if a.shape != b.shape:
+    difference = _difference(a, b)
+    if difference is None:
         return math.inf
-    a64, b64 = a.detach().double(), b.detach().double()
-    if torch.isnan(a64).any() or torch.isnan(b64).any():
-        return math.inf
-    return (a64 - b64).pow(2).mean().sqrt().item() if a.numel() else 0.0
+    return difference.pow(2).mean().sqrt().item() if a.numel() else 0.0
 
 
 def compare_outputs(ours, theirs, fields: Iterable[str], atol: float = FP32_ATOL, prefix: str = "") -> list[ParityRow]:
