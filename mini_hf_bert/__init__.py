@@ -7,6 +7,7 @@ Start reading at ``modeling_bert.py``.
 from .checkpoints import CheckpointError
 from .checkpoints.bundled import chinese_checkpoint_dir, default_checkpoint_dir
 from .configuration_bert import BertConfig, ConfigError
+from . import modeling_bert_fast  # noqa: F401  registers attn_implementation="fast" (ALL_MODEL_FORWARDS)
 from .modeling_bert import (
     BertAttention,
     BertEmbeddings,

@@ -38,30 +38,31 @@ with no renaming, and readable next to transformers' source.
 
 from __future__ import annotations
 
+import functools
 import logging
-import re
 
 import torch
 from torch import nn
 
+from .activations import ACT2FN
 from .configuration_bert import BertConfig
+from .masking_utils import get_extended_attention_mask, get_head_mask
+from . import modeling_bert_extras as extras  # what only some transformers versions have
 from .modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
     BaseModelOutputWithPoolingAndCrossAttentions,
     BertForPreTrainingOutput,
     CausalLMOutputWithCrossAttentions,
     MaskedLMOutput,
+    ModelOutput,
     MultipleChoiceModelOutput,
     NextSentencePredictorOutput,
     QuestionAnsweringModelOutput,
     SequenceClassifierOutput,
     TokenClassifierOutput,
 )
-from .activations import ACT2FN
-from .masking_utils import get_extended_attention_mask, get_head_mask, invert_attention_mask
-from . import modeling_bert_fast
-from .modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel, check_attn_implementation
-from .pytorch_utils import GradientCheckpointingLayer, apply_chunking_to_forward, prune_linear_layer
+from .modeling_utils import ALL_MODEL_FORWARDS, PreTrainedModel, attention_function, check_attn_implementation
+from .pytorch_utils import GradientCheckpointingLayer, apply_chunking_to_forward, checkpointed_module_call
 from .validation import (
     check_class_labels,
     check_model_inputs,
@@ -99,37 +100,18 @@ class BertEmbeddings(nn.Module):
         # Post-sum LayerNorm, eps 1e-12 as in Google's TF code (see BertConfig.layer_norm_eps).
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        # With relative positions the attention sees distances instead; the absolute table
-        # still exists (checkpoints have it) but is not added (transformers 4.x).
-        self.position_embedding_type = config.position_embedding_type
+        self.position_embedding_type = config.position_embedding_type  # not "absolute": 4.x's relative positions
         # Default positions 0..max-1 and segment ids 0, sliced per call. Not persistent:
         # they are derived from the config, so they stay out of state_dict (as in transformers >= 4.31).
-        self.register_buffer(
-            "position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)), persistent=False
-        )  # (1, max_positions)
-        self.register_buffer(
-            "token_type_ids", torch.zeros(1, config.max_position_embeddings, dtype=torch.long), persistent=False
-        )  # (1, max_positions)
+        positions = config.max_position_embeddings
+        self.register_buffer("position_ids", torch.arange(positions).expand((1, -1)), persistent=False)  # (1, P)
+        self.register_buffer("token_type_ids", torch.zeros(1, positions, dtype=torch.long), persistent=False)  # (1, P)
 
-    def forward(
-        self,
-        input_ids: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-        position_ids: torch.Tensor | None = None,
-        inputs_embeds: torch.Tensor | None = None,
-        past_key_values_length: int = 0,
-    ) -> torch.Tensor:
-        """
-        Args:
-            input_ids: (B, T) token ids, or None when ``inputs_embeds`` is given.
-            token_type_ids: (B, T) segment ids; default all 0.
-            position_ids: (B, T) or (1, T); default ``past_key_values_length + 0..T-1``.
-            inputs_embeds: (B, T, H) to use instead of the word-embedding lookup.
-            past_key_values_length: positions already consumed (decoder with a cache).
-
-        Returns:
-            (B, T, H) embeddings.
-        """
+    def forward(self, input_ids: torch.Tensor | None = None, token_type_ids: torch.Tensor | None = None,
+                position_ids: torch.Tensor | None = None, inputs_embeds: torch.Tensor | None = None,
+                past_key_values_length: int = 0) -> torch.Tensor:
+        """(B, T) ids, or (B, T, H) ``inputs_embeds`` -> (B, T, H). Segments default to 0,
+        positions to 0..T-1 (after the ``past_key_values_length`` a decoder's cache holds)."""
         if inputs_embeds is None:
             inputs_embeds = self.word_embeddings(input_ids)  # (B, T, H)
         batch_size, seq_length = inputs_embeds.shape[:2]
@@ -153,27 +135,16 @@ class BertEmbeddings(nn.Module):
 #   "eager": written out below, every step: the readable reference, and the only one that
 #            can return the attention probabilities;
 #   "sdpa":  torch.nn.functional.scaled_dot_product_attention, one fused call
-#            (integrations/sdpa_attention.py), looked up in modeling_utils.ALL_ATTENTION_FUNCTIONS;
-#   "fast":  the same model on real tokens only (modeling_bert_fast.py), sdpa per layer elsewhere.
-# All take q, k, v of shape (B, N, T|S, D), the additive mask of get_extended_attention_mask,
+#            (integrations/sdpa_attention.py), looked up in modeling_utils.ALL_ATTENTION_FUNCTIONS.
+# Both take q, k, v of shape (B, N, T|S, D), the additive mask of get_extended_attention_mask,
 # the score scale 1/sqrt(D) and the probabilities' dropout module.
 
 
-def eager_attention_forward(
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    attention_mask: torch.Tensor | None,
-    scaling: float,
-    dropout: nn.Dropout,
-    head_mask: torch.Tensor | None = None,
-    position_bias: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax((QKᵀ + P)/√D + M)·V, step by step.
+def eager_attention_forward(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                            attention_mask: torch.Tensor | None, scaling: float, dropout: nn.Dropout,
+                            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(QKᵀ/√D + M)·V, step by step.
 
-    ``position_bias`` P (B, N, T, S): relative-position scores, added before scaling.
-    ``head_mask`` (1, N, 1, 1) multiplies each head's probabilities (0 silences a head).
     Returns the context (B, N, T, D) and the attention probabilities (B, N, T, S).
 
     transformers: ``eager_attention_forward`` (5.x; 3.4 / 4.x inline it in the class)
@@ -181,14 +152,7 @@ def eager_attention_forward(
     # Scores: how much each query position attends each key position. Scaled by 1/sqrt(D)
     # because the dot product of two D-dim vectors with unit-variance entries has variance D;
     # unscaled, large D would push softmax into its flat, vanishing-gradient tails.
-    # Multiplied by scaling = D**-0.5 rather than divided by sqrt(D): the same number, but
-    # when D is not a power of 4 (D = 32 in MiniLM) the two round differently in the last
-    # bit, and over 6 layers that one bit grows to ~1e-5 at padding positions. transformers
-    # 5.x multiplies (3.4 / 4.x divide); we follow 5.x, the reference the tests hold us to.
-    scores = torch.matmul(query, key.transpose(-1, -2))  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
-    if position_bias is not None:
-        scores = scores + position_bias  # (B, N, T, S)
-    scores = scores * scaling
+    scores = torch.matmul(query, key.transpose(-1, -2)) * scaling  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
     if attention_mask is not None:
         # Additive mask: 0 to keep, finfo.min to drop (broadcast over heads and, for a 2D
         # padding mask, over queries). See get_extended_attention_mask for the constant.
@@ -197,8 +161,6 @@ def eager_attention_forward(
     # Dropout on the probabilities drops whole keys for a query; from the original
     # Transformer (Vaswani et al., 2017), kept by BERT.
     probs = dropout(probs)
-    if head_mask is not None:
-        probs = probs * head_mask  # (B, N, T, S) * (1, N, 1, 1); after dropout, as in transformers
     context = torch.matmul(probs, value)  # (B, N, T, S) @ (B, N, S, D) -> (B, N, T, D)
     return context, probs
 
@@ -209,52 +171,32 @@ class BertSelfAttention(nn.Module):
     (B, T, H) -> (B, T, H) context (before the output projection, which is BertSelfOutput).
     Q = X·W_Q + b_Q, likewise K and V: three separate Linear layers (named ``query``,
     ``key``, ``value`` as in the checkpoints), each H -> N·D, then split into N heads.
-    As cross-attention (``is_cross_attention``), K and V come from the encoder's (B, S, H)
-    states instead. A decoder returns its (K, V) so the next step can reuse them.
+    transformers 4.x's options (relative positions, head masks, a decoder's cache and
+    cross-attention over the encoder's states) are in modeling_bert_extras.py.
 
     transformers: ``BertSelfAttention`` (5.x: cross-attention split out, no head_mask)
     Google TF: ``bert/encoder/layer_{i}/attention/self``
     """
 
-    def __init__(
-        self, config: BertConfig, position_embedding_type: str | None = None, is_cross_attention: bool = False
-    ) -> None:
+    def __init__(self, config: BertConfig, position_embedding_type: str | None = None,
+                 is_cross_attention: bool = False) -> None:
         super().__init__()
         self.config = config
-        self.is_decoder = config.is_decoder  # return (K, V) for the cache
-        self.is_cross_attention = is_cross_attention
         self.num_attention_heads = config.num_attention_heads  # N
         self.attention_head_size = config.hidden_size // config.num_attention_heads  # D
         self.all_head_size = self.num_attention_heads * self.attention_head_size  # N * D (= H)
+        # Multiplied by D**-0.5, as 5.x (3.4 / 4.x divide by sqrt(D)): with D = 32 (MiniLM) the
+        # two differ in the last bit, ~1e-5 after 6 layers, and the tests hold us to 5.x.
         self.scaling = self.attention_head_size**-0.5  # 1 / sqrt(D)
 
         self.query = nn.Linear(config.hidden_size, self.all_head_size)
         self.key = nn.Linear(config.hidden_size, self.all_head_size)
         self.value = nn.Linear(config.hidden_size, self.all_head_size)
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
-
+        self.is_decoder, self.is_cross_attention = config.is_decoder, is_cross_attention  # modeling_bert_extras.py
         self.position_embedding_type = position_embedding_type or config.position_embedding_type
-        if self.position_embedding_type in ("relative_key", "relative_key_query"):
-            # One learned D-vector per signed distance i - j in [-(P-1), P-1] (Shaw et al., 2018;
-            # "relative_key_query" is method 4 of Huang et al., 2020). transformers 4.x only.
-            self.max_position_embeddings = config.max_position_embeddings
-            self.distance_embedding = nn.Embedding(2 * config.max_position_embeddings - 1, self.attention_head_size)
-
-    def relative_position_scores(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
-        """P_ij = q_i·r_(i−j) ("relative_key"), + k_j·r_(i−j) ("relative_key_query").
-
-        query (B, N, T, D), key (B, N, S, D) -> (B, N, T, S), added to QK^T before scaling.
-        """
-        query_length, key_length = query.shape[2], key.shape[2]
-        # With a cache the T queries are the last T of the S positions.
-        positions_q = torch.arange(query_length, device=query.device)[:, None] + (key_length - query_length)  # (T, 1)
-        positions_k = torch.arange(key_length, device=query.device)[None, :]  # (1, S)
-        distance = positions_q - positions_k  # (T, S), i - j
-        r = self.distance_embedding(distance + self.max_position_embeddings - 1).to(query.dtype)  # (T, S, D)
-        scores = torch.einsum("bntd,tsd->bnts", query, r)  # (B, N, T, S): q_i . r_{i-j}
-        if self.position_embedding_type == "relative_key_query":
-            scores = scores + torch.einsum("bnsd,tsd->bnts", key, r)  # + k_j . r_{i-j}
-        return scores
+        if self.position_embedding_type in extras.RELATIVE_POSITIONS:
+            self.distance_embedding = extras.DistanceEmbedding(config, self.attention_head_size)
 
     def transpose_for_scores(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, N*D) -> (B, N, T, D): give each head its own (T, D) slice."""
@@ -262,77 +204,40 @@ class BertSelfAttention(nn.Module):
         x = x.view(batch_size, seq_length, self.num_attention_heads, self.attention_head_size)  # (B, T, N, D)
         return x.transpose(1, 2)  # (B, N, T, D)
 
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
-        encoder_hidden_states: torch.Tensor | None = None,
-        past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None,
-        output_attentions: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
-        """
-        Args:
-            hidden_states: (B, T, H).
-            attention_mask: additive, broadcastable to (B, N, T, S), from get_extended_attention_mask
-                (self-attention) or invert_attention_mask (cross-attention).
-            head_mask: (1, N, 1, 1) multiplier per head (forces the eager path).
-            encoder_hidden_states: (B, S, H) the encoder's output, for cross-attention.
-            past_key_value: (K, V), each (B, N, P, D): keys/values of the P positions already
-                decoded (self-attention), or the encoder's, computed at the first step (cross).
-            output_attentions: also return the probabilities (forces the eager path).
-
-        Returns:
-            context (B, T, H), probabilities (B, N, T, S) or None, and (K, V) for the cache
-            (decoders only, else None).
-        """
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                head_mask: torch.Tensor | None = None, encoder_hidden_states: torch.Tensor | None = None,
+                past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None, output_attentions: bool = False,
+                ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
+        """(B, T, H) -> context (B, T, H), probabilities (B, N, T, S) or None, a decoder's (K, V) or None.
+        ``attention_mask`` is additive, to (B, N, T, S); the rest is 4.x's (modeling_bert_extras.py)."""
         query = self.transpose_for_scores(self.query(hidden_states))  # (B, N, T, D)
-        if self.is_cross_attention and past_key_value is not None:
-            key, value = past_key_value  # the encoder's K, V do not change between steps: (B, N, S, D)
-        elif self.is_cross_attention:
-            if encoder_hidden_states is None:
-                raise ValueError("cross-attention needs encoder_hidden_states")
-            key = self.transpose_for_scores(self.key(encoder_hidden_states))  # (B, N, S, D)
-            value = self.transpose_for_scores(self.value(encoder_hidden_states))  # (B, N, S, D)
+        if self.is_decoder or self.is_cross_attention:  # a cache, or the encoder's K and V
+            key, value = extras.decoder_keys_and_values(self, hidden_states, encoder_hidden_states, past_key_value)
         else:
-            key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, T, D)
-            value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, T, D)
-            if past_key_value is not None:
-                key = torch.cat([past_key_value[0], key], dim=2)  # (B, N, P+T, D)
-                value = torch.cat([past_key_value[1], value], dim=2)  # (B, N, P+T, D)
-        present = (key, value) if self.is_decoder else None
+            key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, S, D), S = T
+            value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, S, D)
 
-        position_bias = None
-        if self.position_embedding_type != "absolute":
-            position_bias = self.relative_position_scores(query, key)  # (B, N, T, S)
-
-        implementation = self.config.attn_implementation
-        if (output_attentions or head_mask is not None or position_bias is not None) and implementation != "eager":
-            # Only the eager path materialises the probabilities (to return, to mask by head)
-            # and adds relative scores before scaling; transformers 4.x's sdpa class falls back alike.
-            implementation = "eager"
         attention_fn = eager_attention_forward
-        if implementation != "eager":
-            attention_fn = ALL_ATTENTION_FUNCTIONS[implementation]
-        context, probs = attention_fn(
-            self, query, key, value, attention_mask, self.scaling, self.dropout,
-            head_mask=head_mask, position_bias=position_bias,
-        )  # (B, N, T, D)
+        if self.config.attn_implementation != "eager" and not output_attentions:  # only eager has the probabilities
+            attention_fn = attention_function(self.config.attn_implementation)
+        if head_mask is not None or self.position_embedding_type in extras.RELATIVE_POSITIONS:
+            attention_fn = functools.partial(extras.eager_attention_with_extras, head_mask=head_mask)
+        context, probs = attention_fn(self, query, key, value, attention_mask, self.scaling, self.dropout)
 
-        batch_size, _, seq_length, _ = context.shape
+        batch_size, _, seq_length, _ = context.shape  # (B, N, T, D)
         context = context.transpose(1, 2).contiguous()  # (B, T, N, D)
         context = context.view(batch_size, seq_length, self.all_head_size)  # (B, T, H): heads concatenated
+        present = (key, value) if self.is_decoder else None
         return context, probs if output_attentions else None, present
 
 
 class BertSelfOutput(nn.Module):
     """LayerNorm(Dropout(C·W_O + b_O) + X): output projection, residual, LayerNorm.
 
-    (B, T, H) context and (B, T, H) residual input -> (B, T, H).
-    BERT is *post*-LN (as the original Transformer): the LayerNorm comes after the residual
-    sum, so every sub-layer output is normalised; pre-LN (GPT-2 and later) normalises
-    the sub-layer input instead. Checkpoints are trained for one order; the other
-    computes something else.
+    (B, T, H) context and (B, T, H) residual input -> (B, T, H). BERT is *post*-LN (as the
+    original Transformer): the LayerNorm comes after the residual sum, so every sub-layer
+    output is normalised; pre-LN (GPT-2 and later) normalises the sub-layer input instead.
+    Checkpoints are trained for one order; the other computes something else.
 
     transformers: ``BertSelfOutput`` (unchanged since 3.4)
     Google TF: ``bert/encoder/layer_{i}/attention/output``
@@ -345,14 +250,7 @@ class BertSelfOutput(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
-        """
-        Args:
-            hidden_states: (B, T, H) attention context, heads concatenated.
-            input_tensor: (B, T, H) the attention block's input, for the residual.
-
-        Returns:
-            (B, T, H).
-        """
+        """(B, T, H) context, heads concatenated, and (B, T, H) block input (the residual) -> (B, T, H)."""
         hidden_states = self.dense(hidden_states)  # (B, T, H)
         hidden_states = self.dropout(hidden_states)
         return self.LayerNorm(hidden_states + input_tensor)  # (B, T, H)
@@ -361,65 +259,36 @@ class BertSelfOutput(nn.Module):
 class BertAttention(nn.Module):
     """LayerNorm(X + MultiHead(X)): self-attention (``self``) then its output block (``output``).
 
-    (B, T, H) -> (B, T, H).
+    (B, T, H) -> (B, T, H). Head pruning (transformers 3.x-4.x) is in modeling_bert_extras.py.
 
     transformers: ``BertAttention`` (5.x: no prune_heads)
     Google TF: ``bert/encoder/layer_{i}/attention``
     """
 
-    def __init__(
-        self, config: BertConfig, position_embedding_type: str | None = None, is_cross_attention: bool = False
-    ) -> None:
+    def __init__(self, config: BertConfig, position_embedding_type: str | None = None,
+                 is_cross_attention: bool = False) -> None:
         super().__init__()
         self.self = BertSelfAttention(config, position_embedding_type, is_cross_attention=is_cross_attention)
         self.output = BertSelfOutput(config)
         self.pruned_heads: set[int] = set()  # original indices of heads removed so far
 
-    def prune_heads(self, heads: list[int]) -> None:
-        """Remove heads (original indices) for good: Q, K, V lose their rows, the output
-        projection its input columns; N and N*D shrink."""
-        remaining = [h for h in range(self.self.num_attention_heads + len(self.pruned_heads)) if h not in self.pruned_heads]
-        new = sorted(set(heads) - self.pruned_heads)
-        if not new:
-            return
-        head_size = self.self.attention_head_size
-        keep = [position for position, h in enumerate(remaining) if h not in new]  # positions in the current layout
-        index = torch.cat([torch.arange(p * head_size, (p + 1) * head_size) for p in keep]) if keep else torch.zeros(0, dtype=torch.long)
-        self.self.query = prune_linear_layer(self.self.query, index)  # (N'D, H)
-        self.self.key = prune_linear_layer(self.self.key, index)
-        self.self.value = prune_linear_layer(self.self.value, index)
-        self.output.dense = prune_linear_layer(self.output.dense, index, dim=1)  # (H, N'D)
-        self.self.num_attention_heads = len(keep)
-        self.self.all_head_size = head_size * len(keep)
-        self.pruned_heads |= set(new)
-
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
-        encoder_hidden_states: torch.Tensor | None = None,
-        past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None,
-        output_attentions: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
-        """
-        Args: as BertSelfAttention.forward.
-
-        Returns:
-            (B, T, H) output, (B, N, T, S) probabilities or None, (K, V) for the cache or None.
-        """
-        context, probs, present = self.self(
-            hidden_states, attention_mask, head_mask=head_mask, encoder_hidden_states=encoder_hidden_states,
-            past_key_value=past_key_value, output_attentions=output_attentions,
-        )  # (B, T, H)
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                head_mask: torch.Tensor | None = None, encoder_hidden_states: torch.Tensor | None = None,
+                past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None, output_attentions: bool = False,
+                ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
+        """As BertSelfAttention.forward, with the output block: (B, T, H) -> (B, T, H), probabilities, cache."""
+        context, probs, present = self.self(hidden_states, attention_mask, head_mask, encoder_hidden_states,
+                                            past_key_value, output_attentions)  # (B, T, H)
         attention_output = self.output(context, hidden_states)  # (B, T, H)
         return attention_output, probs, present
+
+    def prune_heads(self, heads: list[int]) -> None:
+        """Remove heads (original indices) for good (transformers 3.x-4.x): modeling_bert_extras.py."""
+        extras.prune_attention_heads(self, heads)
 
 
 class BertIntermediate(nn.Module):
     """act(X·W₁ + b₁): the feed-forward's widening half, H -> I (I = 4H in Google's models).
-
-    (B, T, H) -> (B, T, I).
 
     transformers: ``BertIntermediate`` (unchanged since 3.4)
     Google TF: ``bert/encoder/layer_{i}/intermediate``
@@ -440,8 +309,6 @@ class BertOutput(nn.Module):
     """LayerNorm(Dropout(F·W₂ + b₂) + X): the feed-forward's narrowing half, I -> H,
     residual, post-LN (as BertSelfOutput).
 
-    (B, T, I) and (B, T, H) residual input -> (B, T, H).
-
     transformers: ``BertOutput`` (unchanged since 3.4)
     Google TF: ``bert/encoder/layer_{i}/output``
     """
@@ -453,14 +320,7 @@ class BertOutput(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
-        """
-        Args:
-            hidden_states: (B, T, I) feed-forward activations.
-            input_tensor: (B, T, H) the feed-forward's input, for the residual.
-
-        Returns:
-            (B, T, H).
-        """
+        """(B, T, I) activations and (B, T, H) feed-forward input (the residual) -> (B, T, H)."""
         hidden_states = self.dense(hidden_states)  # (B, T, H)
         hidden_states = self.dropout(hidden_states)
         return self.LayerNorm(hidden_states + input_tensor)  # (B, T, H)
@@ -475,10 +335,9 @@ class BertLayer(GradientCheckpointingLayer):
     """One Transformer block: A = Attention(X), then Y = Output(Intermediate(A), A).
 
     (B, T, H) -> (B, T, H). The feed-forward may run over sequence chunks
-    (``config.chunk_size_feed_forward``) with identical results.
-
-    A decoder with ``add_cross_attention`` inserts cross-attention over the encoder's states
-    between the two: A' = CrossAttention(A, enc) (Vaswani et al., 2017).
+    (``config.chunk_size_feed_forward``) with identical results. A decoder built with
+    ``add_cross_attention`` attends the encoder's states between the two
+    (``crossattention``, modeling_bert_extras.py).
 
     transformers: ``BertLayer`` (4.x: adds cross-attention)
     Google TF: ``bert/encoder/layer_{i}``
@@ -497,47 +356,24 @@ class BertLayer(GradientCheckpointingLayer):
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
 
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
-        encoder_hidden_states: torch.Tensor | None = None,
-        encoder_attention_mask: torch.Tensor | None = None,
-        past_key_value: tuple[torch.Tensor, ...] | None = None,
-        output_attentions: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, tuple[torch.Tensor, ...] | None]:
-        """
-        Args:
-            hidden_states: (B, T, H).
-            attention_mask: additive, (B, 1, 1, S) or (B, 1, T, S).
-            head_mask: (1, N, 1, 1) multiplier per head, or None.
-            encoder_hidden_states: (B, S_enc, H), for cross-attention.
-            encoder_attention_mask: additive, (B, 1, 1, S_enc), from invert_attention_mask.
-            past_key_value: this layer's cache, (self K, self V) or (self K, self V, cross K, cross V).
-            output_attentions: also return the probabilities.
-
-        Returns:
-            (B, T, H) layer output, self-attention probabilities (B, N, T, S) or None,
-            cross-attention probabilities (B, N, T, S_enc) or None, this layer's new cache or None.
-        """
-        self_past = past_key_value[:2] if past_key_value is not None else None
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                head_mask: torch.Tensor | None = None, encoder_hidden_states: torch.Tensor | None = None,
+                encoder_attention_mask: torch.Tensor | None = None,
+                past_key_value: tuple[torch.Tensor, ...] | None = None, output_attentions: bool = False,
+                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, tuple[torch.Tensor, ...] | None]:
+        """(B, T, H) -> (B, T, H), the probabilities (B, N, T, S), a decoder's cross-attention
+        probabilities and new cache. ``attention_mask`` is additive, (B, 1, 1, S) or (B, 1, T, S);
+        the other arguments are transformers 4.x's (modeling_bert_extras.py)."""
+        self_past = past_key_value[:2] if past_key_value is not None else None  # a decoder's (K, V)
         attention_output, probs, present = self.attention(
-            hidden_states, attention_mask, head_mask=head_mask, past_key_value=self_past,
-            output_attentions=output_attentions,
-        )  # (B, T, H)
+            hidden_states, attention_mask, head_mask, past_key_value=self_past, output_attentions=output_attentions)
         cross_probs = None
         if self.is_decoder and encoder_hidden_states is not None:
-            cross_past = past_key_value[2:] if past_key_value is not None and len(past_key_value) == 4 else None
-            attention_output, cross_probs, cross_present = self.crossattention(
-                attention_output, encoder_attention_mask, head_mask=head_mask,
-                encoder_hidden_states=encoder_hidden_states, past_key_value=cross_past,
-                output_attentions=output_attentions,
-            )  # (B, T, H)
-            present = present + cross_present  # (self K, self V, cross K, cross V)
-        layer_output = apply_chunking_to_forward(
-            self.feed_forward_chunk, self.chunk_size_feed_forward, self.seq_len_dim, attention_output
-        )  # (B, T, H)
+            attention_output, cross_probs, present = extras.cross_attention(
+                self, attention_output, encoder_hidden_states, encoder_attention_mask, head_mask, past_key_value,
+                present, output_attentions)  # (B, T, H)
+        layer_output = apply_chunking_to_forward(self.feed_forward_chunk, self.chunk_size_feed_forward,
+                                                 self.seq_len_dim, attention_output)  # (B, T, H)
         return layer_output, probs, cross_probs, present
 
     def feed_forward_chunk(self, attention_output: torch.Tensor) -> torch.Tensor:
@@ -546,9 +382,7 @@ class BertLayer(GradientCheckpointingLayer):
 
 
 class BertEncoder(nn.Module):
-    """Xₗ = BertLayerₗ(Xₗ₋₁) for l = 1..L: the stack of layers.
-
-    (B, T, H) -> (B, T, H), optionally with every layer's hidden states and attentions.
+    """Xₗ = BertLayerₗ(Xₗ₋₁) for l = 1..L: the stack of layers, (B, T, H) -> (B, T, H).
 
     transformers: ``BertEncoder`` (5.x: outputs collected by hooks)
     Google TF: ``bert/encoder``
@@ -558,40 +392,18 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.config = config
         self.layer = nn.ModuleList([BertLayer(config) for _ in range(config.num_hidden_layers)])
-        # Recompute each layer's activations in the backward pass instead of keeping them
-        # (Chen et al., 2016): memory O(L) layer inputs instead of O(L) full activations.
-        # PreTrainedModel.activation_checkpointing_enable sets this and
-        # the layers' own flags (BertLayer is a GradientCheckpointingLayer).
+        # PreTrainedModel.activation_checkpointing_enable sets this, and each layer's own flag.
         self.gradient_checkpointing = False
 
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        head_mask: list[torch.Tensor | None] | None = None,
-        encoder_hidden_states: torch.Tensor | None = None,
-        encoder_attention_mask: torch.Tensor | None = None,
-        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        use_cache: bool = False,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
-        return_dict: bool = True,
-    ) -> BaseModelOutputWithPastAndCrossAttentions | tuple:
-        """
-        Args:
-            hidden_states: (B, T, H) embeddings.
-            attention_mask: additive, (B, 1, 1, S) or (B, 1, T, S).
-            head_mask: one (1, N, 1, 1) multiplier (or None) per layer, from get_head_mask.
-            encoder_hidden_states / encoder_attention_mask: for cross-attention (decoders).
-            past_key_values: one cache tuple per layer (see BertLayer.forward), or None.
-            use_cache: return the updated caches.
-            output_attentions / output_hidden_states: collect every layer's probabilities / outputs.
-            return_dict: a BaseModelOutputWithPastAndCrossAttentions, or the tuple of its non-None fields.
-
-        Returns:
-            last_hidden_state (B, T, H); past_key_values L x cache tuple; hidden_states L + 1 x
-            (B, T, H); attentions L x (B, N, T, S); cross_attentions L x (B, N, T, S_enc).
-        """
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                head_mask: list[torch.Tensor | None] | None = None, encoder_hidden_states: torch.Tensor | None = None,
+                encoder_attention_mask: torch.Tensor | None = None,
+                past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None, use_cache: bool = False,
+                output_attentions: bool = False, output_hidden_states: bool = False, return_dict: bool = True,
+                ) -> BaseModelOutputWithPastAndCrossAttentions | tuple:
+        """(B, T, H) embeddings -> last_hidden_state (B, T, H), and what was asked for: hidden_states
+        L + 1 x (B, T, H), attentions L x (B, N, T, S), a decoder's past_key_values and cross_attentions.
+        Arguments as BertLayer.forward's, one ``head_mask`` and cache per layer."""
         if self.gradient_checkpointing and self.training and use_cache:
             logger.warning("use_cache=True cannot be combined with gradient checkpointing in training; not caching")
             use_cache = False
@@ -599,15 +411,17 @@ class BertEncoder(nn.Module):
         all_attentions = () if output_attentions else None
         all_cross_attentions = () if output_attentions and encoder_hidden_states is not None else None
         next_cache = () if use_cache else None
-        head_mask = head_mask if head_mask is not None else [None] * len(self.layer)
-        for i, (layer_module, layer_head_mask) in enumerate(zip(self.layer, head_mask)):
-            layer_past = past_key_values[i] if past_key_values is not None else None
-            # Positional: a checkpointed layer (see GradientCheckpointingLayer) tracks only
-            # positional tensors. Its replay restores the RNG state, so dropout masks repeat.
-            hidden_states, probs, cross_probs, present = layer_module(
-                hidden_states, attention_mask, layer_head_mask, encoder_hidden_states, encoder_attention_mask,
-                layer_past, output_attentions,
-            )
+        for i, layer_module in enumerate(self.layer):
+            layer_inputs = (
+                hidden_states, attention_mask, head_mask[i] if head_mask is not None else None, encoder_hidden_states,
+                encoder_attention_mask, past_key_values[i] if past_key_values is not None else None, output_attentions,
+            )  # positional: re-entrant checkpointing tracks only positional tensors
+            if layer_module.gradient_checkpointing and self.training:
+                # Keep only the layer's inputs; the backward pass runs it again for its
+                # activations (Chen et al., 2016), with the RNG state replayed so dropout repeats.
+                hidden_states, probs, cross_probs, present = checkpointed_module_call(layer_module, *layer_inputs)
+            else:
+                hidden_states, probs, cross_probs, present = layer_module(*layer_inputs)
             if use_cache:
                 next_cache = next_cache + (present,)
             if output_hidden_states:
@@ -616,13 +430,8 @@ class BertEncoder(nn.Module):
                 all_attentions = all_attentions + (probs,)
                 if all_cross_attentions is not None:
                     all_cross_attentions = all_cross_attentions + (cross_probs,)
-        out = BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states,
-            past_key_values=next_cache,
-            hidden_states=all_hidden_states,
-            attentions=all_attentions,
-            cross_attentions=all_cross_attentions,
-        )
+        out = BaseModelOutputWithPastAndCrossAttentions(hidden_states, next_cache, all_hidden_states, all_attentions,
+                                                        all_cross_attentions)
         return out if return_dict else out.to_tuple()
 
 
@@ -685,10 +494,11 @@ class BertLMPredictionHead(nn.Module):
 
     (B, T, H) -> (B, T, V). The projection ``decoder`` shares its (V, H) weight with the
     word embeddings E (Press & Wolf, 2017: input and output embeddings tied), so only the
-    per-token output bias ``bias`` is new. ``decoder.bias`` *is* ``bias`` (one Parameter
-    under two names), which is why the hub's checkpoints store only ``cls.predictions.bias``.
+    per-token output bias ``bias`` is new. ``decoder.bias`` *is* ``bias`` once the task
+    model ties them (``LM_HEAD_TIES``), which is why the hub's checkpoints store only
+    ``cls.predictions.bias``.
 
-    transformers: ``BertLMPredictionHead`` (5.x: ties declared, not made in __init__)
+    transformers: ``BertLMPredictionHead`` (as 5.x: ties declared by the model, not made here)
     Google TF: ``cls/predictions`` (the decoder weight is ``bert/embeddings/word_embeddings``)
     """
 
@@ -697,7 +507,6 @@ class BertLMPredictionHead(nn.Module):
         self.transform = BertPredictionHeadTransform(config)
         self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=True)
         self.bias = nn.Parameter(torch.empty(config.vocab_size))  # zeroed by _init_weights
-        self.decoder.bias = self.bias  # one parameter, two names
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
         """(B, T, H) -> (B, T, V)."""
@@ -758,10 +567,6 @@ class BertPreTrainingHeads(nn.Module):
 # ======================================================================================
 
 
-#: A checkpoint key of the encoder's layer i (with or without the heads' "bert." prefix).
-_LAYER_KEY = re.compile(r"^(?:bert\.)?encoder\.layer\.(\d+)\.")
-
-
 class BertPreTrainedModel(PreTrainedModel):
     """Base of every BERT model: config class, checkpoint prefix and weight initialisation.
 
@@ -776,22 +581,6 @@ class BertPreTrainedModel(PreTrainedModel):
 
     config_class = BertConfig
     base_model_prefix = "bert"  # head models keep the encoder under .bert -> keys "bert.embeddings..."
-
-    @classmethod
-    def _config_contradictions(cls, config: BertConfig, shapes: dict[str, tuple[int, ...]]) -> list[str]:
-        # The two sizes whose cost is paid while building, before any shape is compared:
-        # every layer is a Python object (a million take minutes), and position_ids is a
-        # real (1, max_position_embeddings) buffer (10**9 positions take 8 GB).
-        layers = {int(m.group(1)) for name in shapes if (m := _LAYER_KEY.match(name))}
-        problems = []
-        if layers and config.num_hidden_layers > max(layers) + 1:
-            problems.append(f"the config asks for num_hidden_layers={config.num_hidden_layers}, "
-                            f"but the checkpoint holds layers 0..{max(layers)}")
-        positions = shapes.get("embeddings.position_embeddings.weight") or shapes.get("bert.embeddings.position_embeddings.weight")
-        if positions and positions[0] != config.max_position_embeddings:
-            problems.append(f"the config asks for max_position_embeddings={config.max_position_embeddings}, "
-                            f"but the checkpoint's position table has {positions[0]} rows")
-        return problems
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -814,6 +603,12 @@ class BertPreTrainedModel(PreTrainedModel):
             # loading gets their values here (as in transformers 5.x's _init_weights).
             module.position_ids.copy_(torch.arange(module.position_ids.shape[-1]).expand((1, -1)))
             module.token_type_ids.zero_()
+
+    def _return(self, output: ModelOutput, return_dict: bool | None) -> ModelOutput | tuple:
+        """``output``, or the tuple of its non-None fields where ``return_dict`` (default
+        ``config.return_dict``) is false: every model's last line, as transformers' ``return_dict``."""
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        return output if return_dict else output.to_tuple()
 
 
 class BertModel(BertPreTrainedModel):
@@ -838,10 +633,6 @@ class BertModel(BertPreTrainedModel):
         if config.pruned_heads:  # a pruned checkpoint: shrink to its shapes before loading
             self._prune_heads(config.pruned_heads)
 
-    def _prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
-        for layer, heads in heads_to_prune.items():
-            self.encoder.layer[layer].attention.prune_heads(heads)
-
     def get_input_embeddings(self) -> nn.Embedding:
         return self.embeddings.word_embeddings
 
@@ -854,9 +645,7 @@ class BertModel(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
-        # Keyword-only from here: transformers 4.x has head_mask in the 5th position and
-        # 5.x has inputs_embeds there, so a positional call would mean different things.
+        *,  # keyword-only from here: 4.x reads a 5th positional as head_mask, 5.x as inputs_embeds
         inputs_embeds: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
@@ -867,107 +656,82 @@ class BertModel(BertPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> BaseModelOutputWithPoolingAndCrossAttentions | tuple:
-        """
-        Args:
-            input_ids: (B, T) token ids in [0, V). Exactly one of this and ``inputs_embeds``.
-            attention_mask: (B, T) with 1 = attend, 0 = padding; or (B, T, T), one row of
-                allowed keys per query. Default: attend everywhere.
-            token_type_ids: (B, T) segment ids in [0, type_vocab_size). Default 0.
-            position_ids: (B, T) or (1, T) positions in [0, max_position_embeddings). Default 0..T-1.
-            inputs_embeds: (B, T, H) vectors to use instead of the word-embedding lookup.
-            head_mask: (N,) or (L, N), 1 keeps a head and 0 silences it (eager path; 4.x only in transformers).
-            encoder_hidden_states: (B, S_enc, H) for a decoder built with add_cross_attention.
-            encoder_attention_mask: (B, S_enc) 1 = attend, 0 = encoder padding. Default: all.
-            past_key_values: the cache a previous call returned (decoders): the new input_ids
-                continue those P positions, and attention_mask, if given, covers all P + T.
-            use_cache: return the updated cache (decoders; default config.use_cache).
-            output_attentions: return every layer's (B, N, T, S) probabilities (eager path).
-            output_hidden_states: return the embeddings and every layer's (B, T, H) output.
-            return_dict: a BaseModelOutputWithPoolingAndCrossAttentions (default) or a tuple
-                of its non-None fields.
-
-        Returns:
-            ``last_hidden_state`` (B, T, H), ``pooler_output`` (B, H) or None,
-            ``hidden_states`` L + 1 x (B, T, H) or None, ``attentions`` L x (B, N, T, S) or None,
-            ``past_key_values`` (decoders with use_cache), ``cross_attentions`` L x (B, N, T, S_enc).
+        """(B, T) token ids in [0, V), or (B, T, H) ``inputs_embeds`` -> ``last_hidden_state``
+        (B, T, H) and ``pooler_output`` (B, H). ``attention_mask`` (B, T): 1 = attend, 0 =
+        padding, or (B, T, T), keys per query. ``token_type_ids`` (B, T) default 0;
+        ``position_ids`` (B, T) or (1, T) default 0..T-1. ``output_hidden_states`` and
+        ``output_attentions`` add every layer's output and probabilities. The rest is
+        transformers 4.x's: ``head_mask`` (N,) or (L, N), and a decoder's inputs (modeling_bert_extras.py).
         """
         config = self.config
         output_attentions = config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
-        return_dict = config.return_dict if return_dict is None else return_dict
         use_cache = (config.use_cache if use_cache is None else use_cache) if config.is_decoder else False
         batch_size, seq_length, past_length = check_model_inputs(
             config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
             attention_mask, self.embeddings.word_embeddings.weight.dtype,
         )
-
-        if config.attn_implementation == "fast" and modeling_bert_fast.applies(
-            self, attention_mask, batch_size, seq_length, head_mask=head_mask, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states, encoder_hidden_states=encoder_hidden_states,
-            past_key_values=past_key_values,
-        ):  # the same function on real tokens only: modeling_bert_fast.py
-            out = modeling_bert_fast.fast_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds)
-            return out if return_dict else out.to_tuple()
-
-        embedding_output = self.embeddings(
-            input_ids=input_ids, token_type_ids=token_type_ids, position_ids=position_ids, inputs_embeds=inputs_embeds,
-            past_key_values_length=past_length,
-        )  # (B, T, H)
-
-        extended_attention_mask = None
+        model_forward = ALL_MODEL_FORWARDS.get(config.attn_implementation)  # one that runs the whole model
+        if model_forward is not None and (out := model_forward(
+                self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+                head_mask=head_mask, encoder_hidden_states=encoder_hidden_states, past_key_values=past_key_values,
+                output_attentions=output_attentions, output_hidden_states=output_hidden_states)) is not None:
+            return self._return(out, return_dict)  # (None: it leaves this call to the layers below)
+        embedding_output = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)  # (B, T, H)
+        extended_attention_mask = None  # no mask at all = attend everywhere, and lets sdpa skip it
         if attention_mask is not None or config.is_decoder:
-            if attention_mask is None:
+            if attention_mask is None:  # a decoder's causal mask is built from one
                 attention_mask = torch.ones(batch_size, past_length + seq_length, device=embedding_output.device)
             extended_attention_mask = get_extended_attention_mask(
-                attention_mask.to(embedding_output.device),
-                (batch_size, seq_length),
-                dtype=embedding_output.dtype,
+                attention_mask.to(embedding_output.device), (batch_size, seq_length), dtype=embedding_output.dtype,
                 is_decoder=config.is_decoder,
-            )  # (B, 1, 1, S) or (B, 1, T, S); no mask at all = attend everywhere, and lets sdpa skip it
-        encoder_extended_attention_mask = None
-        if encoder_hidden_states is not None and encoder_attention_mask is not None:
-            encoder_extended_attention_mask = invert_attention_mask(
-                encoder_attention_mask.to(embedding_output.device),
-                tuple(encoder_hidden_states.shape[:2]),
-                dtype=embedding_output.dtype,
-            )  # (B, 1, 1, S_enc)
-
-        layer_head_masks = get_head_mask(
-            head_mask, config.num_hidden_layers, config.num_attention_heads, embedding_output.dtype
-        )  # L x (1, N, 1, 1) or L x None
+            )  # (B, 1, 1, S) or (B, 1, T, S)
+        layer_head_masks = get_head_mask(head_mask, config.num_hidden_layers, config.num_attention_heads,
+                                         embedding_output.dtype)  # L x (1, N, 1, 1) or L x None
+        encoder_mask = extras.cross_attention_mask(encoder_hidden_states, encoder_attention_mask, embedding_output.dtype)
         encoder_outputs = self.encoder(
-            embedding_output,
-            attention_mask=extended_attention_mask,
-            head_mask=layer_head_masks,
-            encoder_hidden_states=encoder_hidden_states,
-            encoder_attention_mask=encoder_extended_attention_mask,
-            past_key_values=past_key_values,
-            use_cache=use_cache,
-            output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states,
-            return_dict=True,
+            embedding_output, extended_attention_mask, layer_head_masks, encoder_hidden_states, encoder_mask,
+            past_key_values, use_cache, output_attentions, output_hidden_states,
         )
         sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (B, H)
+        return self._return(BaseModelOutputWithPoolingAndCrossAttentions(
+            sequence_output, pooled_output, encoder_outputs.hidden_states, encoder_outputs.past_key_values,
+            encoder_outputs.attentions, encoder_outputs.cross_attentions,
+        ), return_dict)
 
-        out = BaseModelOutputWithPoolingAndCrossAttentions(
-            last_hidden_state=sequence_output,
-            pooler_output=pooled_output,
-            hidden_states=encoder_outputs.hidden_states,
-            past_key_values=encoder_outputs.past_key_values,
-            attentions=encoder_outputs.attentions,
-            cross_attentions=encoder_outputs.cross_attentions,
-        )
-        return out if return_dict else out.to_tuple()
+    def _prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
+        """{layer: heads} -> each layer's BertAttention.prune_heads (transformers 3.x-4.x)."""
+        for layer, heads in heads_to_prune.items():
+            self.encoder.layer[layer].attention.prune_heads(heads)
 
 
 # ======================================================================================
 # Task models: BertModel + a head, each with its loss as transformers computes it
 # ======================================================================================
 #
-# Every head returns transformers' output dataclass (or its tuple with return_dict=False),
-# computes its loss only when labels are given, and ignores label -100 in token-level
-# losses (CrossEntropyLoss's default ignore_index), as transformers does.
+# Every head returns transformers' output dataclass (or its tuple with return_dict=False,
+# BertPreTrainedModel._return), computes its loss only when labels are given, and ignores
+# label -100 in token-level losses (CrossEntropyLoss's default ignore_index), as transformers does.
+
+
+#: The masked-LM heads' two ties (Press & Wolf, 2017): the vocabulary projection *is* the
+#: word-embedding table, and its bias *is* ``cls.predictions.bias``, so a checkpoint stores
+#: each once. PreTrainedModel.tie_weights makes them one Parameter under two names.
+LM_HEAD_TIES = {
+    "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+    "cls.predictions.decoder.bias": "cls.predictions.bias",
+}
+
+
+def classifier_dropout(config: BertConfig) -> nn.Dropout:
+    """The dropout before a classifier: ``config.classifier_dropout``, or the hidden dropout
+    where that is None.
+
+    transformers: the same fallback, written in each classifier's ``__init__``
+    """
+    p = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+    return nn.Dropout(p)
 
 
 class BertForPreTraining(BertPreTrainedModel):
@@ -981,10 +745,7 @@ class BertForPreTraining(BertPreTrainedModel):
     Google TF: ``bert`` + ``cls`` (``run_pretraining.py``)
     """
 
-    _tied_weights_keys = {
-        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-        "cls.predictions.decoder.bias": "cls.predictions.bias",
-    }
+    _tied_weights_keys = LM_HEAD_TIES
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__(config)
@@ -1016,7 +777,6 @@ class BertForPreTraining(BertPreTrainedModel):
             next_sentence_label: (B,) 0 if sentence B follows A, 1 if it is random.
             (the rest as BertModel.forward)
         """
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
@@ -1039,7 +799,7 @@ class BertForPreTraining(BertPreTrainedModel):
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)
 
 
 class BertLMHeadModel(BertPreTrainedModel):
@@ -1052,10 +812,7 @@ class BertLMHeadModel(BertPreTrainedModel):
     Google TF: none (Google released no decoder BERT)
     """
 
-    _tied_weights_keys = {
-        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-        "cls.predictions.decoder.bias": "cls.predictions.bias",
-    }
+    _tied_weights_keys = LM_HEAD_TIES
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__(config)
@@ -1097,7 +854,6 @@ class BertLMHeadModel(BertPreTrainedModel):
                 ``past_key_values`` with only the new token(s) as input_ids.
             (the rest as BertModel.forward)
         """
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         if labels is not None:
             use_cache = False  # training on whole sequences: nothing to continue
         outputs = self.bert(
@@ -1131,7 +887,7 @@ class BertLMHeadModel(BertPreTrainedModel):
             attentions=outputs.attentions,
             cross_attentions=outputs.cross_attentions,
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)
 
 
 class BertForMaskedLM(BertPreTrainedModel):
@@ -1144,10 +900,7 @@ class BertForMaskedLM(BertPreTrainedModel):
     Google TF: ``bert`` + ``cls/predictions``
     """
 
-    _tied_weights_keys = {
-        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-        "cls.predictions.decoder.bias": "cls.predictions.bias",
-    }
+    _tied_weights_keys = LM_HEAD_TIES
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__(config)
@@ -1181,7 +934,6 @@ class BertForMaskedLM(BertPreTrainedModel):
             labels: (B, T) original ids at masked positions, -100 elsewhere.
             (the rest as BertModel.forward)
         """
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
@@ -1197,7 +949,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         out = MaskedLMOutput(
             loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)
 
 
 class BertForNextSentencePrediction(BertPreTrainedModel):
@@ -1234,7 +986,6 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
             labels: (B,) 0 if sentence B follows A, 1 if it is random.
             (the rest as BertModel.forward)
         """
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
@@ -1249,7 +1000,7 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         out = NextSentencePredictorOutput(
             loss=loss, logits=seq_relationship_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)
 
 
 class BertForSequenceClassification(BertPreTrainedModel):
@@ -1268,9 +1019,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.bert = BertModel(config)
-        # classifier_dropout None falls back to the hidden dropout, as in transformers.
-        dropout = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
@@ -1304,7 +1053,6 @@ class BertForSequenceClassification(BertPreTrainedModel):
                 (B, C) floats in [0, 1] (multi-label).
             (the rest as BertModel.forward)
         """
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
@@ -1328,7 +1076,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
         out = SequenceClassifierOutput(
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)
 
 
 class BertForMultipleChoice(BertPreTrainedModel):
@@ -1342,8 +1090,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
     def __init__(self, config: BertConfig) -> None:
         super().__init__(config)
         self.bert = BertModel(config)
-        dropout = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, 1)
         self.post_init()
 
@@ -1370,7 +1117,6 @@ class BertForMultipleChoice(BertPreTrainedModel):
         Returns:
             logits (B, K).
         """
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         num_choices = check_multiple_choice_inputs(input_ids, inputs_embeds)  # K
 
         def flat(t: torch.Tensor | None) -> torch.Tensor | None:
@@ -1393,7 +1139,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
         out = MultipleChoiceModelOutput(
             loss=loss, logits=reshaped_logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)
 
 
 class BertForTokenClassification(BertPreTrainedModel):
@@ -1407,8 +1153,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.bert = BertModel(config, add_pooling_layer=False)
-        dropout = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
@@ -1431,7 +1176,6 @@ class BertForTokenClassification(BertPreTrainedModel):
             labels: (B, T) class ids, -100 for tokens to ignore (padding, word-piece continuations).
             (the rest as BertModel.forward)
         """
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
@@ -1447,7 +1191,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         out = TokenClassifierOutput(
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)
 
 
 class BertForQuestionAnswering(BertPreTrainedModel):
@@ -1490,7 +1234,6 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         """
         if self.num_labels != 2:
             raise ValueError(f"BertForQuestionAnswering needs config.num_labels=2 (start, end), got {self.num_labels}")
-        return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
@@ -1517,4 +1260,4 @@ class BertForQuestionAnswering(BertPreTrainedModel):
             hidden_states=outputs.hidden_states,
             attentions=outputs.attentions,
         )
-        return out if return_dict else out.to_tuple()
+        return self._return(out, return_dict)

@@ -83,17 +83,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from .activations import GELUActivation
-from .integrations.sdpa_attention import sdpa_attention_forward
 from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
-from .modeling_utils import ALL_ATTENTION_FUNCTIONS
+from .modeling_utils import ALL_MODEL_FORWARDS
 
 logger = logging.getLogger(__name__)
 
 #: The name that selects this module, as "eager" and "sdpa" select theirs.
 FAST = "fast"
-# Where the unpadded path does not apply (a head mask, attention probabilities asked for,
-# a decoder's cache...), BertModel runs layer by layer, and each layer's attention is sdpa.
-ALL_ATTENTION_FUNCTIONS.register(FAST, sdpa_attention_forward)
 
 #: Matrix-product routes: "aten" = F.linear (MKL sgemm for fp32 on CPU, oneDNN for bf16,
 #: cuBLAS on CUDA); "onednn" = weights pre-packed into oneDNN's blocked layout once and
@@ -740,3 +736,28 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
     else:  # BertPooler on the packed weights: tanh(h_[CLS]·W_P + b_P)
         pooled = torch.tanh(derived.pooler(sequence_output[:, 0].contiguous()))  # (B, H) -> (B, H)
     return BaseModelOutputWithPoolingAndCrossAttentions(last_hidden_state=sequence_output, pooler_output=pooled)
+
+
+def fast_path_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None,
+                      token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None, *,
+                      inputs_embeds: torch.Tensor | None, head_mask: torch.Tensor | None,
+                      encoder_hidden_states: torch.Tensor | None, past_key_values: tuple | None,
+                      output_attentions: bool, output_hidden_states: bool,
+                      ) -> BaseModelOutputWithPoolingAndCrossAttentions | None:
+    """BertModel's forward on real tokens where ``applies``, else None: the model's own
+    layers then run the call, attending with sdpa. What ``ALL_MODEL_FORWARDS["fast"]`` runs.
+
+    transformers: none
+    """
+    batch_size, seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[:2]
+    if not applies(model, attention_mask, batch_size, seq_length, head_mask=head_mask,
+                   output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+                   encoder_hidden_states=encoder_hidden_states, past_key_values=past_key_values):
+        return None
+    return fast_forward(model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds)
+
+
+# Installed from here, by name: BertModel.forward looks "fast" up in ALL_MODEL_FORWARDS, and
+# where it declines a call (a head mask, probabilities asked for, a decoder's cache...) the
+# layers attend with sdpa.
+ALL_MODEL_FORWARDS.register(FAST, fast_path_forward, layer_attention="sdpa")

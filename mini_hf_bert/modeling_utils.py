@@ -30,6 +30,7 @@ from .checkpoints.errors import CheckpointError, MetaDeviceLoadError
 from .checkpoints.hub import upload_folder
 from .checkpoints.loading import (
     checkpoint_argument,
+    config_contradictions,
     init_empty_weights,
     load_fitted_state,
     name_list,
@@ -48,7 +49,7 @@ from .file_utils import (
 )
 from .integrations.sdpa_attention import sdpa_attention_forward
 from .masking_utils import get_extended_attention_mask
-from .pytorch_utils import GradientCheckpointingLayer, check_positional_call, checkpointed_call
+from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call, positional_call_error
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,9 @@ class AttentionInterface(dict):
 
     A model writes its own ``"eager"`` function (``modeling_bert.eager_attention_forward``)
     and looks any other name up here; an implementation registers itself by name
-    (``integrations/``, ``modeling_bert_fast.py``), so the model file never lists them.
+    (``integrations/``), so the model file never lists them. Every function takes
+    ``(module, query, key, value, attention_mask, scaling, dropout)`` and returns the
+    context (B, N, T, D) and the probabilities (B, N, T, S) or None.
 
     transformers: ``modeling_utils.AttentionInterface``
     """
@@ -74,14 +77,48 @@ class AttentionInterface(dict):
 ALL_ATTENTION_FUNCTIONS = AttentionInterface(sdpa=sdpa_attention_forward)
 
 
+class ModelForwardInterface(dict):
+    """``attn_implementation`` name -> a function that runs a whole base model's forward.
+
+    Such a function takes the base model and its forward's arguments, and returns the
+    model's output for the calls it computes, None for the others: those the model's own
+    layers run, attending with the function ``layer_attention[name]`` names in
+    ``ALL_ATTENTION_FUNCTIONS``. ``"fast"`` registers itself here (modeling_bert_fast.py);
+    the model file looks the name up and never lists it.
+
+    transformers: none (its nearest is optimum's BetterTransformer, which swaps the encoder)
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer_attention: dict[str, str] = {}
+
+    def register(self, name: str, function: Callable[..., Any], layer_attention: str) -> None:
+        self[name] = function
+        self.layer_attention[name] = layer_attention
+
+
+ALL_MODEL_FORWARDS = ModelForwardInterface()
+
+
+def attention_function(name: str) -> Callable[..., tuple[torch.Tensor, torch.Tensor | None]]:
+    """The attention function of ``attn_implementation=name`` (``"eager"`` is the model's
+    own): a registered one, or the one a whole-model forward's layers attend with.
+
+    transformers: none (``ALL_ATTENTION_FUNCTIONS[name]`` inline)
+    """
+    return ALL_ATTENTION_FUNCTIONS[ALL_MODEL_FORWARDS.layer_attention.get(name, name)]
+
+
 def check_attn_implementation(name: str) -> None:
     """Refuse an ``attn_implementation`` that is neither ``"eager"`` nor registered, naming the choices.
 
     transformers: none (``PreTrainedModel._check_and_adjust_attn_implementation`` checks inline)
     """
-    if name != "eager" and name not in ALL_ATTENTION_FUNCTIONS:
+    choices = ["eager", *ALL_ATTENTION_FUNCTIONS, *ALL_MODEL_FORWARDS]
+    if name not in choices:
         raise ValueError(f'Specified `attn_implementation="{name}"` is not supported: '
-                         f"attn_implementation={name!r} is not one of {sorted(['eager', *ALL_ATTENTION_FUNCTIONS])}")
+                         f"attn_implementation={name!r} is not one of {sorted(choices)}")
 
 
 # --------------------------------------------------------------------------------------
@@ -153,7 +190,18 @@ class PreTrainedModel(nn.Module):
         # An attribute, not a property, as in transformers: peft reads it from the
         # instance's __dict__ to record base_model_name_or_path.
         self.name_or_path = config.name_or_path
-        self.register_forward_pre_hook(check_positional_call)  # model(ids, mask, tt, None, None) -> a clear error
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """``nn.Module.__call__``; a call written for an older transformers, with more
+        positional arguments than the forward takes, gets a TypeError that shows the
+        keyword form (``pytorch_utils.positional_call_error``) instead of Python's count."""
+        try:
+            return super().__call__(*args, **kwargs)
+        except TypeError as error:
+            better = positional_call_error(self, args)
+            if better is None:
+                raise
+            raise better from None
 
     @classmethod
     def can_generate(cls) -> bool:
@@ -743,7 +791,7 @@ class PreTrainedModel(nn.Module):
         floating tensors not already in ``dtype`` are converted.
         """
         if strict and not ignore_mismatched_sizes:
-            contradictions = cls._config_contradictions(config, {k: tuple(t.shape) for k, t in loaded.tensors.items()})
+            contradictions = config_contradictions(config, {k: tuple(t.shape) for k, t in loaded.tensors.items()})
             if contradictions:  # before building: a config's sizes can cost minutes or gigabytes to build
                 raise CheckpointError(f"{loaded.path}: cannot load into {cls.__name__}: " + "; ".join(contradictions))
         with init_empty_weights():
@@ -771,12 +819,6 @@ class PreTrainedModel(nn.Module):
         info["skipped_training_state"] = loaded.skipped
         info["unmapped_keys"] = loaded.unmapped
         return model, info
-
-    @classmethod
-    def _config_contradictions(cls, config, shapes: dict[str, tuple[int, ...]]) -> list[str]:
-        """Config sizes a checkpoint's tensor shapes contradict, found before the model is
-        built (subclasses know their names); [] when none. The full shape check runs after."""
-        return []
 
 
 def _checked_state_dict(state_dict: Any) -> dict[str, torch.Tensor]:

@@ -52,36 +52,38 @@ def checkpointed_call(module: nn.Module, *args: object, offload: bool = False, *
 
 
 class GradientCheckpointingLayer(nn.Module):
-    """A block that activation checkpointing can wrap: while ``gradient_checkpointing`` is set
-    and the module trains, its ``forward`` runs through ``_gradient_checkpointing_func``
-    (``checkpointed_call`` with the model's arguments, installed by
-    ``PreTrainedModel.activation_checkpointing_enable``).
+    """A block that activation checkpointing can wrap: ``gradient_checkpointing`` and the
+    function that checkpoints it, ``_gradient_checkpointing_func`` (``checkpointed_call``
+    with the model's arguments), both set by ``PreTrainedModel.activation_checkpointing_enable``.
+    The encoder's loop reads them and calls ``checkpointed_module_call``.
 
-    ``forward`` is wrapped, not ``__call__``, so the module's hooks run once per call and not
-    again in the backward's recomputation. Pass the tensors that need gradients positionally:
-    re-entrant checkpointing tracks only positional arguments.
-
-    transformers: ``modeling_layers.GradientCheckpointingLayer``
+    transformers: ``modeling_layers.GradientCheckpointingLayer`` (which wraps ``forward`` itself)
     """
 
     gradient_checkpointing = False
     _gradient_checkpointing_func: Callable[..., object] = staticmethod(checkpointed_call)
 
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        if "forward" in cls.__dict__:
-            cls.forward = _checkpointable(cls.__dict__["forward"])
 
+def checkpointed_module_call(module: GradientCheckpointingLayer, *args: object) -> object:
+    """``module(*args)`` with its forward run through ``module._gradient_checkpointing_func``.
 
-def _checkpointable(forward: Callable[..., object]) -> Callable[..., object]:
-    @functools.wraps(forward)
-    def checkpointable_forward(self: GradientCheckpointingLayer, *args: object, **kwargs: object) -> object:
-        # Only the outermost forward checkpoints, when a subclass's forward calls its parent's.
-        if self.gradient_checkpointing and self.training and type(self).forward is checkpointable_forward:
-            return self._gradient_checkpointing_func(functools.partial(forward, self, **kwargs), *args)
-        return forward(self, *args, **kwargs)
+    The module's hooks run once, around the call, and not again when the backward pass
+    recomputes the forward (transformers 5.x keeps them outside the checkpoint alike, for
+    FSDP's hooks). Pass the tensors that need gradients positionally: re-entrant
+    checkpointing tracks only positional arguments. The forward is set on the instance for
+    the one call, and whatever forward the instance had before (accelerate's) comes back.
 
-    return checkpointable_forward
+    transformers: ``GradientCheckpointingLayer``'s wrapped ``forward``
+    """
+    own = module.__dict__.get("forward")
+    module.forward = functools.partial(module._gradient_checkpointing_func, module.forward)
+    try:
+        return module(*args)
+    finally:
+        if own is None:
+            del module.forward
+        else:
+            module.forward = own
 
 
 def prune_linear_layer(layer: nn.Linear, index: torch.Tensor, dim: int = 0) -> nn.Linear:
@@ -124,22 +126,22 @@ def check_shape(name: str, tensor: torch.Tensor, expected: Sequence[int | None],
 LEGACY_POSITIONAL_TAIL = ("head_mask", "inputs_embeds")
 
 
-def check_positional_call(model: nn.Module, args: tuple) -> None:
-    """A forward pre-hook: more positional arguments than the forward takes (a call written
-    for an older transformers, ``model(ids, mask, tt, None, None)``) is a TypeError that
-    shows the keyword form, rather than Python's bare count.
+def positional_call_error(model: nn.Module, args: tuple) -> TypeError | None:
+    """For a call that failed: a TypeError showing the keyword form when it had more
+    positional arguments than the forward takes (a call written for an older transformers,
+    ``model(ids, mask, tt, None, None)``); None when that was not the problem.
 
     transformers: none (its forwards take Python's TypeError)
     """
     parameters = list(inspect.signature(type(model).forward).parameters.values())[1:]  # self left out
     positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(args) <= len(positional):
-        return
+    if len(args) <= len(positional) or any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        return None
     extra = len(args) - len(positional)
     tail = [name for name in LEGACY_POSITIONAL_TAIL if name in {p.name for p in parameters}]
     named = [f"{name}=..." for name in tail[:extra]] + ["..."] * (extra > len(tail))
     name = type(model).__name__
-    raise TypeError(f"{name}() got {len(args)} positional arguments, but only {len(positional)} may be positional "
-                    f"({', '.join(positional)}): the rest are keyword-only. transformers 3.x and 4.x read the 5th as "
-                    f"head_mask, 5.x as inputs_embeds. Write the call as "
-                    f"{name}({', '.join(positional)}, {', '.join(named)})")
+    return TypeError(f"{name}() got {len(args)} positional arguments, but only {len(positional)} may be positional "
+                     f"({', '.join(positional)}): the rest are keyword-only. transformers 3.x and 4.x read the 5th as "
+                     f"head_mask, 5.x as inputs_embeds. Write the call as "
+                     f"{name}({', '.join(positional)}, {', '.join(named)})")

@@ -31,7 +31,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "checkpoints.bundled",
     )),
     ("BERT", (
-        "configuration_bert", "modeling_bert", "modeling_bert_fast", "tokenization_bert", "validation", "auto",
+        "configuration_bert", "modeling_bert", "modeling_bert_extras", "modeling_bert_fast", "tokenization_bert",
+        "validation", "auto",
     )),
     ("tools", (
         "checkpoints.convert", "parity", "parity.*", "pipelines", "pipelines.*", "companion", "companion.*",

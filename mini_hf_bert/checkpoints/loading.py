@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -134,6 +135,32 @@ def checkpoint_argument(value: Any) -> str:
     if not isinstance(source, str):
         raise TypeError(f"pretrained_model_name_or_path must be a str path, got {type(source).__name__}")
     return source
+
+
+#: A checkpoint key of the encoder's layer i (with or without the heads' "bert." prefix).
+_LAYER_KEY = re.compile(r"^(?:bert\.)?encoder\.layer\.(\d+)\.")
+
+
+def config_contradictions(config: Any, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+    """Config sizes a BERT checkpoint's tensor shapes contradict, found before the model is
+    built; [] when none. The full shape check runs after loading.
+
+    Two sizes are checked here because their cost is paid while building, before any shape
+    is compared: every layer is a Python object (a million take minutes), and position_ids
+    is a real (1, max_position_embeddings) buffer (10**9 positions take 8 GB).
+
+    transformers: none (it builds the model first)
+    """
+    layers = {int(m.group(1)) for name in shapes if (m := _LAYER_KEY.match(name))}
+    problems = []
+    if layers and config.num_hidden_layers > max(layers) + 1:
+        problems.append(f"the config asks for num_hidden_layers={config.num_hidden_layers}, "
+                        f"but the checkpoint holds layers 0..{max(layers)}")
+    positions = shapes.get("embeddings.position_embeddings.weight") or shapes.get("bert.embeddings.position_embeddings.weight")
+    if positions and positions[0] != config.max_position_embeddings:
+        problems.append(f"the config asks for max_position_embeddings={config.max_position_embeddings}, "
+                        f"but the checkpoint's position table has {positions[0]} rows")
+    return problems
 
 
 def load_fitted_state(

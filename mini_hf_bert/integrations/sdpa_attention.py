@@ -17,17 +17,12 @@ def sdpa_attention_forward(
     attention_mask: torch.Tensor | None,
     scaling: float,
     dropout: nn.Dropout,
-    head_mask: torch.Tensor | None = None,
-    position_bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, None]:
     """The same function through PyTorch's fused kernel; it never materialises the
-    probabilities, so it returns None for them and cannot apply a head mask; relative
-    position scores are left to eager too (callers fall back).
+    probabilities, so it returns None for them.
 
     transformers: ``integrations.sdpa_attention.sdpa_attention_forward``
     """
-    if head_mask is not None or position_bias is not None:
-        raise ValueError("sdpa attention applies neither a head_mask nor relative positions; use eager")
     context = nn.functional.scaled_dot_product_attention(
         query,
         key,
