@@ -728,7 +728,7 @@ def classifier_dropout(config: BertConfig) -> nn.Dropout:
     """The dropout before a classifier: ``config.classifier_dropout``, or the hidden dropout
     where that is None.
 
-    transformers: the same fallback, written in each classifier's ``__init__``
+    transformers: none (each classifier's ``__init__`` writes the fallback out)
     """
     p = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
     return nn.Dropout(p)

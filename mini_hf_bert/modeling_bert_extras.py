@@ -44,7 +44,7 @@ class DistanceEmbedding(nn.Embedding):
     position table's size. An ``nn.Embedding`` (2P - 1, D), so its checkpoint key is
     transformers' ``attention.self.distance_embedding.weight``.
 
-    transformers: ``BertSelfAttention.distance_embedding`` (4.x)
+    transformers 4.x: ``BertSelfAttention`` (its ``distance_embedding``)
     """
 
     def __init__(self, config: BertConfig, head_size: int) -> None:
@@ -90,7 +90,7 @@ def eager_attention_with_extras(
     module has relative positions, and ``head_mask`` (1, N, 1, 1), applied after dropout
     (0 silences a head). Returns the context (B, N, T, D) and the probabilities (B, N, T, S).
 
-    transformers: ``BertSelfAttention.forward``'s inline attention (4.x)
+    transformers 4.x: ``models.bert.modeling_bert.BertSelfAttention.forward`` (its inline attention)
     """
     scores = torch.matmul(query, key.transpose(-1, -2))  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
     if module.position_embedding_type in RELATIVE_POSITIONS:
@@ -110,7 +110,7 @@ def prune_attention_heads(attention: nn.Module, heads: list[int]) -> None:
     rows, the output projection its input columns; N and N·D shrink. Heads already pruned
     are skipped; ``attention.pruned_heads`` records the original indices removed so far.
 
-    transformers: ``BertAttention.prune_heads`` (3.x-4.x)
+    transformers 4.x: ``models.bert.modeling_bert.BertAttention.prune_heads``
     """
     self_attention = attention.self
     total = self_attention.num_attention_heads + len(attention.pruned_heads)
@@ -150,7 +150,7 @@ def decoder_keys_and_values(
     Cross-attention (``attention.is_cross_attention``): the encoder's S positions, computed
     at the first step and read back from the cache after it (they do not change).
 
-    transformers: ``BertSelfAttention.forward``'s cache branches (4.x; 5.x's ``BertCrossAttention``)
+    transformers 4.x: ``models.bert.modeling_bert.BertSelfAttention.forward`` (its cache branches)
     """
     if attention.is_cross_attention and past_key_value is not None:
         return past_key_value  # the encoder's K, V: (B, N, S, D) each
@@ -185,7 +185,7 @@ def cross_attention(
     Returns A' (B, T, H), the cross-attention probabilities (B, N, T, S_enc) or None, and
     the layer's cache extended to (self K, self V, cross K, cross V).
 
-    transformers: ``BertLayer.forward``'s cross-attention step (4.x)
+    transformers 4.x: ``models.bert.modeling_bert.BertLayer.forward`` (its cross-attention step)
     """
     cross_past = past_key_value[2:] if past_key_value is not None and len(past_key_value) == 4 else None
     attention_output, cross_probs, cross_present = layer.crossattention(
@@ -200,7 +200,7 @@ def cross_attention_mask(
 ) -> torch.Tensor | None:
     """The encoder's padding mask as an additive (B, 1, 1, S_enc) mask, or None.
 
-    transformers: ``BertModel.forward``'s ``encoder_extended_attention_mask`` (4.x)
+    transformers 4.x: ``models.bert.modeling_bert.BertModel.forward`` (its ``encoder_extended_attention_mask``)
     """
     if encoder_hidden_states is None or encoder_attention_mask is None:
         return None

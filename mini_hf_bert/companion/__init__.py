@@ -5,6 +5,5 @@
 * ``tokenize_explain``: how a text becomes tokens, stage by stage.
 * ``languages``: which shipped checkpoint suits a text (Chinese text: the Chinese BERT).
 * ``visualize``: attention maps as a PNG and as an offline HTML page.
-* ``walkthrough``: the numbers and pictures of docs/walkthrough.md, computed.
 * ``demo``: ``python -m mini_hf_bert demo``, a real checkpoint beside transformers.
 """

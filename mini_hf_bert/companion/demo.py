@@ -16,7 +16,7 @@ from typing import TextIO
 
 import torch
 
-from ..checkpoints.bundled import chinese_checkpoint_dir, default_checkpoint_dir
+from ..checkpoints.bundled import DEFAULT_SENTENCES, chinese_checkpoint_dir, default_checkpoint_dir
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
 from ..modeling_bert import BertModel
 from ..parity.compare import (
@@ -29,14 +29,6 @@ from ..parity.compare import (
 from ..pipelines.sentence_embeddings import encode_sentences, sentence_max_length
 from .trace_report import trace_texts
 from .tracing import first_divergence
-
-DEFAULT_SENTENCES = (
-    "A man is playing a guitar.",
-    "Someone is strumming a guitar on stage.",
-    "The new movie is awesome.",
-    "I loved the film, it was fantastic.",
-    "How do I bake sourdough bread at home?",
-)
 
 
 def format_similarity(sentences: list[str], sims: torch.Tensor) -> str:

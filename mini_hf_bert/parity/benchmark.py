@@ -592,9 +592,8 @@ def real_checkpoint_accuracy(checkpoint: str | None = None, compile_modes: bool 
 
     transformers: none
     """
-    from ..checkpoints.bundled import default_checkpoint_dir
+    from ..checkpoints.bundled import DEFAULT_SENTENCES, default_checkpoint_dir
     from ..checkpoints.convert import load_tokenizer
-    from ..companion.demo import DEFAULT_SENTENCES
     from ..pipelines.sentence_embeddings import encode_sentences
 
     directory = checkpoint or default_checkpoint_dir()

@@ -137,6 +137,7 @@ def sources_fingerprint(root: str, patterns: Iterable[str]) -> str:
 #: names its transformers counterpart in its docstring.
 MIRRORING_MODULES = (
     "mini_hf_bert.modeling_bert",
+    "mini_hf_bert.modeling_bert_extras",
     "mini_hf_bert.modeling_bert_fast",
     "mini_hf_bert.parity.benchmark",
     "mini_hf_bert.activations",

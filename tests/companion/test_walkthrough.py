@@ -12,7 +12,7 @@ from PIL import Image
 
 from mini_hf_bert.parity.compare import DOC_ATOL
 from mini_hf_bert.companion.visualize import external_references
-from mini_hf_bert.companion.walkthrough import DOCUMENTS, all_facts, fingerprint, image_references, number_drift, render_documents
+from tools.walkthrough import DOCUMENTS, all_facts, fingerprint, image_references, number_drift, render_documents
 from ..paths import ROOT
 
 REGENERATE = "regenerate with `.venv/bin/python tools/walkthrough.py`"

@@ -192,7 +192,7 @@ def test_int8_is_close_to_fp32_on_the_real_checkpoint(minilm_dir):
     INT8_MIN_COSINE with fp32, the similarity ranking is unchanged, and the result is not
     fp32's (the products really ran in int8)."""
     from mini_hf_bert.checkpoints.convert import load_tokenizer
-    from mini_hf_bert.companion.demo import DEFAULT_SENTENCES
+    from mini_hf_bert.checkpoints.bundled import DEFAULT_SENTENCES
     from mini_hf_bert.pipelines.sentence_embeddings import encode_sentences
 
     model = BertModel.from_pretrained(minilm_dir, attn_implementation="fast")
