@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .activations import ACT2FN
-from .file_utils import MAX_METADATA_BYTES, directory_lock, read_file, write_text
+from .file_utils import directory_lock, read_json, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -397,18 +397,7 @@ class BertConfig:
         unknown = [name for name in overrides if name not in cls.field_names()]
         if unknown:  # the caller's typo, not the file's: a TypeError about the argument
             raise TypeError(f"BertConfig has no field {unknown[0]!r}")
-        try:
-            values = json.loads(read_file(path, MAX_METADATA_BYTES).decode("utf-8"))
-        except FileNotFoundError:
-            raise FileNotFoundError(f"{path}: no such config file") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{path}: not valid JSON ({e})") from None
-        except RecursionError:
-            raise ConfigError(f"{path}: JSON nested too deeply to be a config") from None
-        except IsADirectoryError:
-            raise ConfigError(f"{path}: is a directory, not a config file") from None
-        except OSError as e:
-            raise ConfigError(f"{path}: cannot be read as a config file ({e.strerror})") from None
+        values = read_json(path, ConfigError, "config file", missing=FileNotFoundError)
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: a BERT config must be a JSON object, got {type(values).__name__}")
         try:

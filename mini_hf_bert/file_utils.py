@@ -228,6 +228,28 @@ def read_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
 # --------------------------------------------------------------------- directories
 
 
+def read_json(path: str | os.PathLike, error: type[Exception], what: str,
+              missing: type[Exception] | None = None) -> Any:
+    """The JSON value in the file at ``path`` (at most ``MAX_METADATA_BYTES``): the one way
+    a config, a tokenizer file or an index is read. Each way it can fail is one ``error``
+    whose message names the file and ``what`` it should be ("config file"); a missing file
+    is ``missing`` (default ``error``).
+    """
+    path = os.fspath(path)
+    try:
+        return json.loads(read_file(path, MAX_METADATA_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        raise (missing or error)(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a {what}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise error(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise error(f"{path}: JSON nested too deeply to be a {what}") from None
+    except OSError as e:
+        raise error(f"{path}: cannot be read as a {what} ({e.strerror})") from None
+
+
 def make_sibling_directory(path: str, prefix: str) -> str:
     """A new, empty directory beside ``path`` (the same file system, so it can be renamed
     into place), with the permissions a plain ``mkdir`` gives under the user's umask

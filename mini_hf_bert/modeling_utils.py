@@ -142,7 +142,9 @@ def _rows_near_the_mean(weight: torch.Tensor, count: int) -> torch.Tensor:
     scale = MEAN_RESIZING_COVARIANCE_SCALE * covariance
     try:
         sample = torch.distributions.MultivariateNormal(mean, covariance_matrix=scale).sample((count,))
-    except ValueError:  # Σ not positive definite (fewer rows than dimensions): the mean
+    except (ValueError, torch.linalg.LinAlgError):  # Σ not positive definite (fewer rows than dimensions): the mean
+        # (ValueError where torch.distributions validates its arguments, LinAlgError from the
+        # Cholesky factorisation where validation is off: a global switch other code may set)
         sample = mean.expand(count, -1)
     return sample.to(weight.dtype)
 
@@ -197,7 +199,7 @@ class PreTrainedModel(nn.Module):
         keyword form (``pytorch_utils.positional_call_error``) instead of Python's count."""
         try:
             return super().__call__(*args, **kwargs)
-        except TypeError as error:
+        except TypeError:
             better = positional_call_error(self, args)
             if better is None:
                 raise

@@ -25,7 +25,7 @@ PACKAGE = "mini_hf_bert"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared machinery", (
         "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "file_utils",
-        "unicode_tables", "integrations.sdpa_attention", "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
+        "unicode_tables", "tokenization_utils_base", "integrations.sdpa_attention", "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
         "checkpoints.tf_bundle", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
         "checkpoints.resolve", "checkpoints.loading", "checkpoints.saving", "checkpoints.fingerprints",
         "checkpoints.bundled",

@@ -12,7 +12,6 @@ that names the file and the problem; nothing is returned half-read.
 from __future__ import annotations
 
 import io
-import json
 import logging
 import os
 import pickle
@@ -26,7 +25,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file as _safetensors_load_file
 
-from ..file_utils import MAX_METADATA_BYTES, read_file
+from ..file_utils import read_json
 from .errors import CheckpointError
 
 logger = logging.getLogger(__name__)
@@ -234,18 +233,7 @@ def read_index_file(index_path: str) -> dict[str, str]:
     ``weight_map`` object, or a shard that is not a plain file name beside the index
     (no paths, no ``..``: an index must not point the reader elsewhere).
     """
-    try:
-        index = json.loads(read_file(index_path, MAX_METADATA_BYTES).decode("utf-8"))
-    except FileNotFoundError:
-        raise CheckpointError(f"{index_path}: no such file") from None
-    except IsADirectoryError:
-        raise CheckpointError(f"{index_path}: is a directory, not an index file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{index_path}: not valid JSON ({e})") from None
-    except RecursionError:
-        raise CheckpointError(f"{index_path}: JSON nested too deeply to be an index") from None
-    except OSError as e:
-        raise CheckpointError(f"{index_path}: cannot be read as an index file ({e.strerror})") from None
+    index = read_json(index_path, CheckpointError, "index file")
     if not isinstance(index, dict):
         raise CheckpointError(f"{index_path}: expected a JSON object with a 'weight_map', found a {_json_type(index)}")
     weight_map = index.get("weight_map")

@@ -150,6 +150,7 @@ MIRRORING_MODULES = (
     "mini_hf_bert.modeling_outputs",
     "mini_hf_bert.configuration_bert",
     "mini_hf_bert.tokenization_bert",
+    "mini_hf_bert.tokenization_utils_base",
     "mini_hf_bert.auto",
     "mini_hf_bert.pipelines",
     "mini_hf_bert.pipelines.base",

@@ -165,3 +165,20 @@ def test_model_output_behaves_like_transformers():
     assert len(out) == 2 and list(out) == ["last_hidden_state", "pooler_output"]
     with pytest.raises(KeyError, match="attentions"):
         out["attentions"]
+
+
+def test_mean_resizing_takes_the_mean_where_the_covariance_is_singular_whether_or_not_torch_validates():
+    """Fewer rows than dimensions make Σ singular: torch.distributions raises ValueError when it
+    validates its arguments and LinAlgError from the Cholesky factorisation when it does not
+    (a global switch some library may turn off); either way the new rows are the mean."""
+    from mini_hf_bert.modeling_utils import _rows_near_the_mean
+
+    weight = torch.randn(3, 8)  # 3 rows in 8 dimensions
+    before = torch.distributions.Distribution._validate_args
+    try:
+        for validate in (True, False):
+            torch.distributions.Distribution.set_default_validate_args(validate)
+            rows = _rows_near_the_mean(weight, 2)
+            assert torch.equal(rows, weight.mean(dim=0).expand(2, -1))
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(before)
