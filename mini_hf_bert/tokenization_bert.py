@@ -448,12 +448,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
     vocabulary without ``[PAD]`` or ``[MASK]``) is added after it, as transformers does.
     """
 
-    vocab_files_names = VOCAB_FILES_NAMES
-    model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
-    #: transformers 5.x reads "tokenizers" as "has the Rust-backed tokenizers' API" (offsets,
-    #: word_ids, sequence_ids), which this tokenizer has; it holds no Rust tokenizer.
-    backend = "tokenizers"
-
     def __init__(
         self,
         vocab_file: str | os.PathLike | None = None,
@@ -480,72 +474,28 @@ class BertTokenizer(PreTrainedTokenizerBase):
         add_bos_token: bool = False,
         add_eos_token: bool = False,
     ) -> None:
-        # What it was built with, as transformers records it (save_pretrained and its tests read it).
-        self.init_inputs: tuple = ()
-        self.init_kwargs = {
-            "do_lower_case": do_lower_case, "do_basic_tokenize": do_basic_tokenize, "never_split": never_split,
-            "unk_token": unk_token, "sep_token": sep_token, "pad_token": pad_token, "cls_token": cls_token,
-            "mask_token": mask_token, "tokenize_chinese_chars": tokenize_chinese_chars, "strip_accents": strip_accents,
-            "model_max_length": model_max_length, "clean_up_tokenization_spaces": clean_up_tokenization_spaces,
-            "padding_side": padding_side, "truncation_side": truncation_side,
-            "extra_special_tokens": extra_special_tokens, "bos_token": bos_token, "eos_token": eos_token,
-            "add_bos_token": add_bos_token, "add_eos_token": add_eos_token,
-        }
-        # Accepted as transformers 5.x accepts them for BERT, where they change nothing either:
-        # BERT's template ([CLS] A [SEP] B [SEP]) has no BOS or EOS slot.
-        self.add_bos_token, self.add_eos_token = bool(add_bos_token), bool(add_eos_token)
-        # Each special token as given (a str or an AddedToken), as transformers' _special_tokens_map.
-        self._special_tokens_map: dict[str, str | AddedToken | None] = {
-            "bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "sep_token": sep_token,
-            "pad_token": pad_token, "cls_token": cls_token, "mask_token": mask_token,
-        }
-        # Warnings given once per tokenizer, by key (transformers' attribute; reset it to warn again).
-        self.deprecation_warnings: dict[str, bool] = {}
-        unk_token, sep_token, pad_token, cls_token, mask_token = (
-            getattr(t, "content", t) for t in (unk_token, sep_token, pad_token, cls_token, mask_token))
         if (vocab_file is None) == (vocab is None):
             raise TypeError("BertTokenizer needs exactly one of vocab_file (a vocab.txt path) or vocab (a dict)")
         self.vocab_file = os.fspath(vocab_file) if vocab_file is not None else None
         self.vocab = load_vocab(vocab_file) if vocab is None else dict(vocab)
-        source = self.vocab_file or "the vocab dict"
-        self.unk_token, self.sep_token, self.pad_token = unk_token, sep_token, pad_token
-        self.cls_token, self.mask_token = cls_token, mask_token
-        self.bos_token = self.eos_token = None
-        self.additional_special_tokens: list[str] = []
-        # Tokens added after the vocabulary: content -> (id, AddedToken), in the order added.
-        self._added: dict[str, tuple[int, AddedToken]] = {}
-        for key in _SPECIAL_TOKEN_KEYS:
-            if not isinstance(getattr(self, key), str) or not getattr(self, key):
-                raise TypeError(f"BertTokenizer: {key} must be a non-empty str, got {getattr(self, key)!r}")
         self.ids_to_tokens = {i: t for t, i in self.vocab.items()}
         self.do_lower_case = do_lower_case
         self.do_basic_tokenize = do_basic_tokenize
         self.tokenize_chinese_chars = tokenize_chinese_chars
         self.strip_accents = strip_accents
-        self.model_max_length = VERY_LARGE_INTEGER if model_max_length is None else int(model_max_length)
-        self.clean_up_tokenization_spaces = clean_up_tokenization_spaces
-        # Where __call__ and pad put padding: "right" (BERT's absolute positions count from
-        # the left, so its inputs are padded on the right), or "left"; and which end
-        # truncation cuts ("left" keeps the end of a text: the last turns of a dialogue).
-        self.padding_side = _side(padding_side, "padding_side")
-        self.truncation_side = _side(truncation_side, "truncation_side")
         self.basic_tokenizer = BasicTokenizer(do_lower_case, never_split, tokenize_chinese_chars, strip_accents)
-        self.wordpiece_tokenizer = WordpieceTokenizer(self.vocab, unk_token)
-        missing = [t for t in dict.fromkeys(getattr(self, key) for key in _SPECIAL_TOKEN_KEYS) if t not in self.vocab]
-        self._specials_added_to = (source, missing, len(self.vocab))  # for require_special_tokens_in_vocabulary
-        if missing:
-            logger.info("%s: the special tokens %s are not in the vocabulary; added after its %d tokens (as transformers)",
-                        source, missing, len(self.vocab))
-            self.add_tokens([AddedToken(t, special=True) for t in missing], special_tokens=True)
-        if extra_special_tokens is not None and additional_special_tokens is not None:
-            raise TypeError("pass extra_special_tokens (transformers 5.x's name) or additional_special_tokens (4.x's), not both")
-        extra = extra_special_tokens if extra_special_tokens is not None else additional_special_tokens
-        if extra:
-            self.add_special_tokens({"additional_special_tokens": list(extra)})
-        optional = {key: value for key, value in (("bos_token", bos_token), ("eos_token", eos_token)) if value is not None}
-        if optional:
-            self.add_special_tokens(optional)
-        self._compile_added()
+        self.wordpiece_tokenizer = WordpieceTokenizer(self.vocab, getattr(unk_token, "content", unk_token))
+        # The special tokens, padding and truncation: what every transformers tokenizer has.
+        super().__init__(
+            self.vocab_file or "the vocab dict",
+            {"do_lower_case": do_lower_case, "do_basic_tokenize": do_basic_tokenize, "never_split": never_split,
+             "tokenize_chinese_chars": tokenize_chinese_chars, "strip_accents": strip_accents},
+            unk_token=unk_token, sep_token=sep_token, pad_token=pad_token, cls_token=cls_token, mask_token=mask_token,
+            model_max_length=model_max_length, clean_up_tokenization_spaces=clean_up_tokenization_spaces,
+            padding_side=padding_side, truncation_side=truncation_side, extra_special_tokens=extra_special_tokens,
+            additional_special_tokens=additional_special_tokens, bos_token=bos_token, eos_token=eos_token,
+            add_bos_token=add_bos_token, add_eos_token=add_eos_token,
+        )
 
     def require_special_tokens_in_vocabulary(self) -> None:
         """Raise TokenizerFileError, naming the file, if a special token had to be added
@@ -558,16 +508,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
                 f"{source}: the special tokens {missing} are not in the vocabulary "
                 f"({size} tokens); a BERT vocab.txt holds [PAD], [UNK], [CLS], [SEP] and [MASK]"
             )
-
-
-
-
-    @property
-    def pad_token_type_id(self) -> int:
-        """The token type padding positions get: 0, as transformers' BERT tokenizers."""
-        return 0
-
-
 
     def _normalize(self, text: str, offset: int = 0) -> tuple[str, list[int]]:
         """BERT's normalizer over ``text``: control characters dropped, whitespace made a
@@ -584,11 +524,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
             origins += [i + offset] * len(piece)
         return "".join(out), origins
 
-
-
-
-
-
     @property
     def vocab_size(self) -> int:
         """The size of ``vocab.txt``, without added tokens (``len(tokenizer)`` counts them)."""
@@ -599,8 +534,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
 
     def get_vocab(self) -> dict[str, int]:
         return dict(self.vocab) | self.added_tokens_encoder
-
-
 
     def _token_id(self, token: str) -> int:
         added = self._added.get(token)
@@ -616,9 +549,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
             raise TypeError(f"tokens must be a str or a list of str, got {_kind(tokens)}")
         return [self._token_id(t) for t in tokens]
 
-
-
-
     def _id_to_token(self, index: int) -> str:
         added = self._added_names.get(index)
         if added is not None:
@@ -627,7 +557,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
         if token is None:
             raise IndexError(f"token id {index} is outside the vocabulary (0..{len(self) - 1})")
         return token
-
 
     def _tokens_with_offsets(self, text: str) -> list[tuple[str, int, int, int]]:
         """``text`` -> [(wordpiece, start, end, word)]: spans in characters of ``text``, and
@@ -678,7 +607,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
                 out.append((piece, origins[start], origins[end - 1] + 1, first_word + index))
         return out, len(words)
 
-
     def _word_tokens(self, words: list[str]) -> list[tuple[str, int, int, int]]:
         """Pre-split words -> [(wordpiece, start, end, word)]: each word tokenized alone,
         offsets within it, and its position in ``words`` as the word id."""
@@ -718,13 +646,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
     def num_special_tokens_to_add(self, pair: bool = False) -> int:
         return 3 if pair else 2
 
-
-
-
-
-
-
-
     # ------------------------------------------------------------- ids -> text
     def convert_tokens_to_string(self, tokens: Sequence[str]) -> str:
         """Join wordpieces: ``["un", "##aff", "##able"]`` -> ``"unaffable"``."""
@@ -747,8 +668,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
         if clean_up_tokenization_spaces if clean_up_tokenization_spaces is not None else self.clean_up_tokenization_spaces:
             text = clean_up_tokenization(text)
         return text
-
-
 
     @classmethod
     def _from_directory(cls, directory: str, overrides: dict[str, Any]) -> BertTokenizer:
@@ -791,7 +710,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
         tokenizer._load_added(added, extra, source)
         return tokenizer
 
-
     def save_pretrained(self, save_directory: str | os.PathLike) -> list[str]:
         """Write ``vocab.txt``, ``tokenizer_config.json`` and ``special_tokens_map.json``
         (created if needed), each whole or not at all (``file_utils``)."""
@@ -825,6 +743,24 @@ class BertTokenizer(PreTrainedTokenizerBase):
             for path, content in zip(paths[1:], (config, specials)):
                 write_json(path, content)
         return paths
+
+    # ------------------------------------------------------------- transformers' attributes
+    # Read by transformers' tools rather than by this class: its pipelines, data collators,
+    # Trainer and the upstream tests ported in tests/conformance.
+
+    #: The file save_pretrained writes the vocabulary to (transformers' tokenizer tests).
+    vocab_files_names = VOCAB_FILES_NAMES
+    #: The inputs a BERT model takes, in order (Trainer and the collators keep these columns).
+    model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
+    #: transformers 5.x reads "tokenizers" as "has the Rust-backed tokenizers' API" (offsets,
+    #: word_ids, sequence_ids: its token-classification and QA pipelines ask), which this
+    #: tokenizer has; it holds no Rust tokenizer.
+    backend = "tokenizers"
+
+    @property
+    def pad_token_type_id(self) -> int:
+        """The token type padding positions get: 0 (transformers' data collators read it)."""
+        return 0
 
 
 #: Google's releases say cased or uncased only in their directory name: the names

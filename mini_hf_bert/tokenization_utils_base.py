@@ -329,6 +329,84 @@ class PreTrainedTokenizerBase:
     transformers: ``tokenization_utils_base.PreTrainedTokenizerBase``
     """
 
+    def __init__(
+        self,
+        source: str,
+        init_kwargs: dict[str, Any],
+        *,
+        unk_token: str | AddedToken,
+        sep_token: str | AddedToken,
+        pad_token: str | AddedToken,
+        cls_token: str | AddedToken,
+        mask_token: str | AddedToken,
+        model_max_length: int | None,
+        clean_up_tokenization_spaces: bool,
+        padding_side: str,
+        truncation_side: str,
+        extra_special_tokens: Sequence[str] | None,
+        additional_special_tokens: Sequence[str] | None,
+        bos_token: str | AddedToken | None,
+        eos_token: str | AddedToken | None,
+        add_bos_token: bool,
+        add_eos_token: bool,
+    ) -> None:
+        """The special tokens, padding and truncation, after the subclass has set ``self.vocab``
+        (a special token the vocabulary lacks is added after it, as transformers does).
+        ``source`` names the vocabulary in messages; ``init_kwargs`` are the subclass's own
+        arguments, recorded with these. The arguments are the subclass's (``BertTokenizer``)."""
+        # transformers' attributes, for its tools and tests rather than for this class:
+        # what the tokenizer was built with (save_pretrained's tests read init_kwargs); each
+        # special token as given, a str or an AddedToken (_special_tokens_map); the warnings
+        # given once, by key (deprecation_warnings: reset it to warn again); and
+        # add_bos_token / add_eos_token, accepted and kept as 5.x keeps them for BERT, whose
+        # template ([CLS] A [SEP] B [SEP]) has no BOS or EOS slot to add.
+        self.init_inputs: tuple = ()
+        self.init_kwargs = {
+            **init_kwargs, "unk_token": unk_token, "sep_token": sep_token, "pad_token": pad_token,
+            "cls_token": cls_token, "mask_token": mask_token, "model_max_length": model_max_length,
+            "clean_up_tokenization_spaces": clean_up_tokenization_spaces, "padding_side": padding_side,
+            "truncation_side": truncation_side, "extra_special_tokens": extra_special_tokens,
+            "bos_token": bos_token, "eos_token": eos_token, "add_bos_token": add_bos_token, "add_eos_token": add_eos_token,
+        }
+        self._special_tokens_map: dict[str, str | AddedToken | None] = {
+            "bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "sep_token": sep_token,
+            "pad_token": pad_token, "cls_token": cls_token, "mask_token": mask_token,
+        }
+        self.deprecation_warnings: dict[str, bool] = {}
+        self.add_bos_token, self.add_eos_token = bool(add_bos_token), bool(add_eos_token)
+
+        self.unk_token, self.sep_token, self.pad_token, self.cls_token, self.mask_token = (
+            getattr(t, "content", t) for t in (unk_token, sep_token, pad_token, cls_token, mask_token))
+        self.bos_token = self.eos_token = None
+        self.additional_special_tokens: list[str] = []
+        # Tokens added after the vocabulary: content -> (id, AddedToken), in the order added.
+        self._added: dict[str, tuple[int, AddedToken]] = {}
+        for key in _SPECIAL_TOKEN_KEYS:
+            if not isinstance(getattr(self, key), str) or not getattr(self, key):
+                raise TypeError(f"{type(self).__name__}: {key} must be a non-empty str, got {getattr(self, key)!r}")
+        self.model_max_length = VERY_LARGE_INTEGER if model_max_length is None else int(model_max_length)
+        self.clean_up_tokenization_spaces = clean_up_tokenization_spaces
+        # Where __call__ and pad put padding: "right" (BERT's absolute positions count from
+        # the left, so its inputs are padded on the right), or "left"; and which end
+        # truncation cuts ("left" keeps the end of a text: the last turns of a dialogue).
+        self.padding_side = _side(padding_side, "padding_side")
+        self.truncation_side = _side(truncation_side, "truncation_side")
+        missing = [t for t in dict.fromkeys(getattr(self, key) for key in _SPECIAL_TOKEN_KEYS) if t not in self.vocab]
+        self._specials_added_to = (source, missing, len(self.vocab))  # for require_special_tokens_in_vocabulary
+        if missing:
+            logger.info("%s: the special tokens %s are not in the vocabulary; added after its %d tokens (as transformers)",
+                        source, missing, len(self.vocab))
+            self.add_tokens([AddedToken(t, special=True) for t in missing], special_tokens=True)
+        if extra_special_tokens is not None and additional_special_tokens is not None:
+            raise TypeError("pass extra_special_tokens (transformers 5.x's name) or additional_special_tokens (4.x's), not both")
+        extra = extra_special_tokens if extra_special_tokens is not None else additional_special_tokens
+        if extra:
+            self.add_special_tokens({"additional_special_tokens": list(extra)})
+        optional = {key: value for key, value in (("bos_token", bos_token), ("eos_token", eos_token)) if value is not None}
+        if optional:
+            self.add_special_tokens(optional)
+        self._compile_added()
+
     @property
     def extra_special_tokens(self) -> list[str]:
         """The special tokens besides the named ones (transformers 5.x's name)."""
