@@ -76,6 +76,7 @@ SOURCES = (
     "mini_hf_bert/companion/tokenize_explain.py",
     "mini_hf_bert/companion/tracing.py",
     "mini_hf_bert/companion/visualize.py",
+    "mini_hf_bert/companion/attention_page.html",
     "tools/walkthrough.py",
     "docs/templates/walkthrough.en.md",
     "docs/templates/walkthrough.zh.md",

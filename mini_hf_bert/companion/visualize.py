@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import html
+import importlib.resources
 import importlib.util
 import json
 import logging
@@ -318,124 +320,13 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
 # HTML
 # --------------------------------------------------------------------------------------
 
-_HTML = """<!DOCTYPE html>
-<html lang="__LANG__"><head><meta charset="utf-8">
-<title>mini_hf_bert __ATTENTION__: __TITLE__</title>
-<style>
-__FONT_FACE__
-body { font-family: "__FONT_FAMILY__", system-ui, "Noto Sans CJK SC", "Microsoft YaHei", "PingFang SC", sans-serif; margin: 16px; color: #222; }
-h1 { font-size: 18px; } h2 { font-size: 15px; margin-top: 24px; }
-.controls { margin: 8px 0; } .controls label { margin-right: 12px; }
-.head-box { display: inline-block; width: 16px; height: 16px; margin: 0 2px; cursor: pointer; border: 2px solid transparent; vertical-align: middle; }
-.head-box.off { opacity: 0.2; }
-#head-view text { font-size: 13px; cursor: default; }
-#model-view { display: grid; gap: 4px; }
-#model-view canvas { border: 1px solid #ddd; cursor: pointer; }
-.axis { font-size: 11px; color: #666; }
-.note { font-size: 13px; color: #a33; }
-</style></head><body>
-<h1>__ATTENTION_TITLE__: __TITLE__</h1>
-<p class="axis">__FORMULA__</p>
-__NOTE__
-<h2>__HEAD_VIEW__</h2>
-<div class="controls"><label>__LAYER__ <select id="layer"></select></label>
-<span id="heads"></span> <span class="axis">__HEAD_HINT__</span></div>
-<svg id="head-view" xmlns="http://www.w3.org/2000/svg"></svg>
-<h2>__MODEL_VIEW__</h2>
-<p class="axis">__MODEL_HINT__</p>
-<div id="model-view"></div>
-<script id="attention-data" type="application/json">__DATA__</script>
-<script>
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("attention-data").textContent);
-  var tokens = data.tokens, att = data.attention;  // att[layer][head][query][key]
-  var L = att.length, N = att[0].length, T = tokens.length;
-  var colors = [];
-  for (var h = 0; h < N; h++) { colors.push("hsl(" + Math.round(360 * h / N) + ", 70%, 45%)"); }
-  var shown = []; for (var h2 = 0; h2 < N; h2++) { shown.push(true); }
-  var layerSelect = document.getElementById("layer");
-  for (var l = 0; l < L; l++) {
-    var option = document.createElement("option"); option.value = l; option.textContent = l; layerSelect.appendChild(option);
-  }
-  layerSelect.value = data.layer;
-  var headsSpan = document.getElementById("heads");
-  colors.forEach(function (color, h) {
-    var box = document.createElement("span");
-    box.className = "head-box"; box.style.background = color; box.title = data.words.head.replace("{h}", h);
-    box.onclick = function () { shown[h] = !shown[h]; box.classList.toggle("off", !shown[h]); drawHeads(); };
-    headsSpan.appendChild(box);
-  });
-  var svg = document.getElementById("head-view"), NS = "http://www.w3.org/2000/svg";
-  var rowHeight = 20, left = 10, gap = 260, width = 140;
-  svg.setAttribute("width", left + 2 * width + gap);
-  svg.setAttribute("height", T * rowHeight + 20);
-  var focus = null;
-  function drawHeads() {
-    while (svg.firstChild) { svg.removeChild(svg.firstChild); }
-    var layer = Number(layerSelect.value);
-    for (var side = 0; side < 2; side++) {
-      tokens.forEach(function (token, i) {
-        var text = document.createElementNS(NS, "text");
-        text.setAttribute("x", side === 0 ? left + width - 6 : left + width + gap + 6);
-        text.setAttribute("y", 15 + i * rowHeight);
-        text.setAttribute("text-anchor", side === 0 ? "end" : "start");
-        text.textContent = token;
-        if (side === 0) {
-          text.onmouseenter = function () { focus = i; drawHeads(); };
-          text.onmouseleave = function () { focus = null; drawHeads(); };
-        }
-        svg.appendChild(text);
-      });
-    }
-    var active = shown.filter(Boolean).length || 1;
-    for (var h = 0; h < N; h++) {
-      if (!shown[h]) { continue; }
-      for (var q = 0; q < T; q++) {
-        if (focus !== null && focus !== q) { continue; }
-        for (var k = 0; k < T; k++) {
-          var p = att[layer][h][q][k];
-          if (p < 0.01) { continue; }
-          var line = document.createElementNS(NS, "line");
-          line.setAttribute("x1", left + width); line.setAttribute("y1", 11 + q * rowHeight);
-          line.setAttribute("x2", left + width + gap); line.setAttribute("y2", 11 + k * rowHeight);
-          line.setAttribute("stroke", colors[h]); line.setAttribute("stroke-width", 2);
-          line.setAttribute("stroke-opacity", Math.min(1, p * (focus === null ? 1.5 / Math.sqrt(active) : 1)));
-          line.setAttribute("class", "attention-line");
-          svg.appendChild(line);
-        }
-      }
-    }
-  }
-  layerSelect.onchange = drawHeads;
-  var grid = document.getElementById("model-view"), cell = Math.max(60, Math.min(110, 4 * T));
-  grid.style.gridTemplateColumns = "repeat(" + N + ", " + cell + "px)";
-  for (var layer = 0; layer < L; layer++) {
-    for (var head = 0; head < N; head++) {
-      var canvas = document.createElement("canvas");
-      canvas.width = cell; canvas.height = cell; canvas.title = data.words.layer_head.replace("{l}", layer).replace("{h}", head);
-      var ctx = canvas.getContext("2d"), size = cell / T;
-      for (var q2 = 0; q2 < T; q2++) {
-        for (var k2 = 0; k2 < T; k2++) {
-          var value = att[layer][head][q2][k2];
-          ctx.fillStyle = "rgba(31, 90, 180, " + value + ")";
-          ctx.fillRect(k2 * size, q2 * size, size, size);
-        }
-      }
-      canvas.onclick = (function (l2, h3) { return function () {
-        layerSelect.value = l2; for (var i = 0; i < N; i++) { shown[i] = i === h3; }
-        Array.prototype.forEach.call(headsSpan.children, function (box, i) { box.classList.toggle("off", !shown[i]); });
-        drawHeads(); svg.scrollIntoView();
-      }; })(layer, head);
-      grid.appendChild(canvas);
-    }
-  }
-  // Draw once the embedded font is decoded, so no token is laid out in a fallback font.
-  var ready = document.fonts && document.fonts.ready ? document.fonts.ready : Promise.resolve();
-  ready.then(function () { drawHeads(); document.body.setAttribute("data-rendered", "true"); });
-})();
-</script></body></html>
-"""
+#: The page's template (package data): __NAME__ placeholders, filled by ``attention_html``.
+_HTML_TEMPLATE = "attention_page.html"
+
+
+@functools.cache
+def _page_template() -> str:
+    return importlib.resources.files(__package__).joinpath(_HTML_TEMPLATE).read_text(encoding="utf-8")
 
 
 #: The page's own words, by language. Markup in them is the template's (entities), never text's.
@@ -465,7 +356,7 @@ _CJK_UNICODE_RANGE = "U+2E80-9FFF, U+F900-FAFF, U+FE30-FE4F, U+FF00-FFEF, U+2000
 
 
 def page_language(text: str) -> str:
-    """"zh" for a mostly-Chinese text, else "en" (``checkpoints.bundled.text_language``)."""
+    """"zh" for a mostly-Chinese text, else "en" (``companion.languages.text_language``)."""
     return text_language(text)
 
 
@@ -516,7 +407,7 @@ def attention_html(maps: AttentionMaps, title: str, layer: int = 0, language: st
         "NOTE": "" if note is None else f'<p class="note" id="truncated">{words["TRUNCATED"]}: {html.escape(note)}.</p>',
         "DATA": script_json(data),
     }
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _HTML)
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], _page_template())
 
 
 #: The template's placeholders, each replaced once, in one pass over the template.
