@@ -170,18 +170,10 @@ class PreTrainedModel(nn.Module):
     #: Tied parameters, target name -> source name (transformers 5.x's declaration): the
     #: target *is* the source Parameter, so files store the source only.
     _tied_weights_keys: dict[str, str] = {}
-    #: State-dict keys ``save_pretrained`` leaves out (transformers' attribute; none for BERT:
-    #: Trainer's resume reads it).
-    _keys_to_ignore_on_save: set[str] | None = None
     #: The argument that carries the model's main input (transformers' attribute; Trainer,
     #: peft and ``activation_checkpointing_enable`` read it).
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True
-    #: transformers' flags and lists that its tools read: "sdpa" is available, and no
-    #: key is expected missing or unexpected when loading a BERT checkpoint.
-    _supports_sdpa = True
-    _keys_to_ignore_on_load_missing: list[str] | None = None
-    _keys_to_ignore_on_load_unexpected: list[str] | None = None
 
     def __init__(self, config) -> None:
         super().__init__()
@@ -204,26 +196,6 @@ class PreTrainedModel(nn.Module):
             if better is None:
                 raise
             raise better from None
-
-    @classmethod
-    def can_generate(cls) -> bool:
-        """False: no model here has transformers' ``generate`` (its GenerationMixin); a
-        decoding loop can use BertLMHeadModel's logits and cache. Read by transformers'
-        tools, and by ``save_pretrained``, which writes no ``generation_config.json``."""
-        return False
-
-    @classmethod
-    def _from_config(cls, config, attn_implementation: str | None = None, dtype: Any = None, torch_dtype: Any = None):
-        """``cls(config)`` with an attention implementation (set on ``config``, as
-        transformers does) and a dtype: transformers' ``_from_config``."""
-        if attn_implementation is not None:
-            check_attn_implementation(attn_implementation)
-            config.attn_implementation = attn_implementation
-        model = cls(config)
-        target = resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
-        if target not in (None, "auto"):
-            model.to(target)
-        return model
 
     # ------------------------------------------------------------------ init
     def post_init(self) -> None:
@@ -250,11 +222,6 @@ class PreTrainedModel(nn.Module):
         for module in self.modules():
             module.__dict__.pop("_is_hf_initialized", None)
         self.post_init()
-
-    @classmethod
-    def _can_set_attn_implementation(cls) -> bool:
-        """True: ``set_attn_implementation`` switches a built model (transformers' check)."""
-        return True
 
     # ------------------------------------------------------ attention implementation
     def set_attn_implementation(self, attn_implementation: str) -> None:
@@ -299,27 +266,13 @@ class PreTrainedModel(nn.Module):
         if self.main_input_name == "input_ids":
             self.enable_input_require_grads()
 
-    def gradient_checkpointing_enable(
-        self,
-        gradient_checkpointing_kwargs: dict[str, Any] | None = None,
-        every_n_layers: int = 1,
-        offload: bool = False,
-    ) -> None:
-        """``activation_checkpointing_enable`` under its transformers 4.x name (5.23 keeps it
-        as a deprecated alias)."""
-        self.activation_checkpointing_enable(gradient_checkpointing_kwargs, every_n_layers, offload)
-
     def activation_checkpointing_disable(self) -> None:
         self._set_gradient_checkpointing(False)
         self.disable_input_require_grads()
 
-    gradient_checkpointing_disable = activation_checkpointing_disable
-
     @property
     def is_activation_checkpointing(self) -> bool:
         return any(getattr(m, "gradient_checkpointing", False) for m in self.modules())
-
-    is_gradient_checkpointing = is_activation_checkpointing  # transformers 4.x's name
 
     def _set_gradient_checkpointing(
         self, enable: bool, checkpoint_kwargs: dict[str, Any] | None = None, every_n_layers: int = 1,
@@ -509,20 +462,6 @@ class PreTrainedModel(nn.Module):
             p.numel() for p in self.parameters()
             if id(p) not in embedding_tables and (p.requires_grad or not only_trainable)
         )
-
-    def get_extended_attention_mask(
-        self,
-        attention_mask: torch.Tensor,
-        input_shape: tuple[int, int],
-        device: torch.device | None = None,
-        dtype: torch.dtype | None = None,
-    ) -> torch.Tensor:
-        """transformers 3.x/4.x's method form of ``get_extended_attention_mask`` (5.x dropped it):
-        the model's dtype and ``config.is_decoder`` fill in the arguments."""
-        mask = get_extended_attention_mask(
-            attention_mask, tuple(input_shape), dtype=dtype or self.dtype, is_decoder=self.config.is_decoder
-        )
-        return mask if device is None else mask.to(device)
 
     # ---------------------------------------------------------------- saving
     def save_pretrained(
@@ -821,6 +760,73 @@ class PreTrainedModel(nn.Module):
         info["skipped_training_state"] = loaded.skipped
         info["unmapped_keys"] = loaded.unmapped
         return model, info
+
+    # ------------------------------------------------------ transformers' names and flags
+    # Members this library does not call itself: transformers' Trainer and pipelines, peft,
+    # accelerate, sentence-transformers and the upstream tests in tests/conformance read
+    # them, under transformers' names. Each says who.
+
+    #: State-dict keys ``save_pretrained`` leaves out: none for BERT (Trainer's resume reads it).
+    _keys_to_ignore_on_save: set[str] | None = None
+    #: "sdpa" is available (transformers' attention dispatch and its upstream tests read it).
+    _supports_sdpa = True
+    #: No key is expected missing or unexpected when loading a BERT checkpoint (sentence-transformers
+    #: and the upstream tests read these).
+    _keys_to_ignore_on_load_missing: list[str] | None = None
+    _keys_to_ignore_on_load_unexpected: list[str] | None = None
+
+    @classmethod
+    def can_generate(cls) -> bool:
+        """False: no model here has transformers' ``generate`` (its GenerationMixin); a
+        decoding loop can use BertLMHeadModel's logits and cache. Read by transformers'
+        tools, and by ``save_pretrained``, which writes no ``generation_config.json``."""
+        return False
+
+    @classmethod
+    def _from_config(cls, config, attn_implementation: str | None = None, dtype: Any = None, torch_dtype: Any = None):
+        """``cls(config)`` with an attention implementation (set on ``config``, as
+        transformers does) and a dtype: transformers' ``_from_config``."""
+        if attn_implementation is not None:
+            check_attn_implementation(attn_implementation)
+            config.attn_implementation = attn_implementation
+        model = cls(config)
+        target = resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
+        if target not in (None, "auto"):
+            model.to(target)
+        return model
+
+    @classmethod
+    def _can_set_attn_implementation(cls) -> bool:
+        """True: ``set_attn_implementation`` switches a built model (transformers' check)."""
+        return True
+
+    def gradient_checkpointing_enable(
+        self,
+        gradient_checkpointing_kwargs: dict[str, Any] | None = None,
+        every_n_layers: int = 1,
+        offload: bool = False,
+    ) -> None:
+        """``activation_checkpointing_enable`` under its transformers 4.x name (5.23 keeps it
+        as a deprecated alias)."""
+        self.activation_checkpointing_enable(gradient_checkpointing_kwargs, every_n_layers, offload)
+
+    gradient_checkpointing_disable = activation_checkpointing_disable
+
+    is_gradient_checkpointing = is_activation_checkpointing  # transformers 4.x's name
+
+    def get_extended_attention_mask(
+        self,
+        attention_mask: torch.Tensor,
+        input_shape: tuple[int, int],
+        device: torch.device | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> torch.Tensor:
+        """transformers 3.x/4.x's method form of ``get_extended_attention_mask`` (5.x dropped it):
+        the model's dtype and ``config.is_decoder`` fill in the arguments."""
+        mask = get_extended_attention_mask(
+            attention_mask, tuple(input_shape), dtype=dtype or self.dtype, is_decoder=self.config.is_decoder
+        )
+        return mask if device is None else mask.to(device)
 
 
 def _checked_state_dict(state_dict: Any) -> dict[str, torch.Tensor]:
