@@ -34,7 +34,7 @@ sys.path.insert(0, ROOT)
 from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "tokenizer_speed.md")
-MEASURED_SOURCES = ("tools/benchmark_tokenizer.py", "mini_hf_bert/tokenization_bert.py")
+MEASURED_SOURCES = ("tools/benchmark_tokenizer.py", "mini_hf_bert/tokenization_bert.py", "mini_hf_bert/tokenization_utils_base.py")
 STDLIB_MODULES = ("os", "re", "json", "collections", "itertools", "functools", "pathlib", "typing", "argparse",
                   "logging", "datetime", "decimal", "fractions", "statistics", "string", "textwrap", "threading",
                   "subprocess", "shutil", "tarfile", "zipfile", "csv", "email.message", "http.client", "urllib.parse",
