@@ -5,7 +5,6 @@ hidden control flow runs on a call, and the classes stay within the sizes we hol
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import os
 
@@ -14,6 +13,7 @@ import torch
 
 import mini_hf_bert
 from mini_hf_bert import modeling_bert, modeling_utils, pytorch_utils
+from tools.reading_metrics import class_lines, encoder_core_lines
 
 from ..paths import ROOT
 
@@ -24,13 +24,6 @@ MODEL_FILE = os.path.join(ROOT, "mini_hf_bert", "modeling_bert.py")
 #: (its BertSelfAttention is 76 lines), the encoder core from BertEmbeddings to the end of BertPooler.
 MAX_LINES = {"BertSelfAttention": 70, "BertSelfAttention.forward": 30, "BertModel.forward": 60}
 MAX_ENCODER_CORE_LINES = 380
-
-
-def _metrics():
-    spec = importlib.util.spec_from_file_location("reading_metrics", os.path.join(ROOT, "tools", "reading_metrics.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_model_file_names_no_fast_path():
@@ -98,12 +91,12 @@ def test_checkpointing_is_in_the_encoder_loop():
 
 @pytest.mark.parametrize("name, limit", sorted(MAX_LINES.items()))
 def test_the_lesson_keeps_its_size(name, limit):
-    classes = _metrics().class_lines(MODEL_FILE)
+    classes = class_lines(MODEL_FILE)
     cls, _, method = name.partition(".")
     lines = classes[cls]["forward" if method else "class"]
     assert 0 < lines <= limit, f"{name} is {lines} lines (at most {limit})"
 
 
 def test_the_encoder_core_keeps_its_size():
-    lines, _ = _metrics().encoder_core_lines(MODEL_FILE)
+    lines, _ = encoder_core_lines(MODEL_FILE)
     assert lines <= MAX_ENCODER_CORE_LINES, f"the encoder core is {lines} lines (at most {MAX_ENCODER_CORE_LINES})"
