@@ -57,13 +57,10 @@ from .tokenization_utils_base import (  # noqa: F401  (AddedToken, BatchEncoding
     TokenizerFileError,
     _added_token_entry,
     _added_tokens_of_config,
-    _as_added_token,
     _is_kind,
     _kind,
     _read_json,
-    _side,
     _token_id_list,
-    _tokenizer_directory,
     clean_up_tokenization,
 )
 
