@@ -47,6 +47,7 @@ from .file_utils import (
     make_directory_in,
     make_sibling_directory,
 )
+from .integrations.model_forwards import ALL_MODEL_FORWARDS, ModelForwardInterface  # noqa: F401  (offered from here)
 from .integrations.sdpa_attention import sdpa_attention_forward
 from .masking_utils import get_extended_attention_mask
 from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call, positional_call_error
@@ -76,29 +77,8 @@ class AttentionInterface(dict):
 
 ALL_ATTENTION_FUNCTIONS = AttentionInterface(sdpa=sdpa_attention_forward)
 
-
-class ModelForwardInterface(dict):
-    """``attn_implementation`` name -> a function that runs a whole base model's forward.
-
-    Such a function takes the base model and its forward's arguments, and returns the
-    model's output for the calls it computes, None for the others: those the model's own
-    layers run, attending with the function ``layer_attention[name]`` names in
-    ``ALL_ATTENTION_FUNCTIONS``. ``"fast"`` registers itself here (modeling_bert_fast.py);
-    the model file looks the name up and never lists it.
-
-    transformers: none (its nearest is optimum's BetterTransformer, which swaps the encoder)
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.layer_attention: dict[str, str] = {}
-
-    def register(self, name: str, function: Callable[..., Any], layer_attention: str) -> None:
-        self[name] = function
-        self.layer_attention[name] = layer_attention
-
-
-ALL_MODEL_FORWARDS = ModelForwardInterface()
+# ALL_MODEL_FORWARDS (integrations/model_forwards.py): the names that run a whole base model
+# ("fast"), each with the attention function its layers fall back to.
 
 
 def attention_function(name: str) -> Callable[..., tuple[torch.Tensor, torch.Tensor | None]]:
@@ -115,10 +95,9 @@ def check_attn_implementation(name: str) -> None:
 
     transformers: none (``PreTrainedModel._check_and_adjust_attn_implementation`` checks inline)
     """
-    choices = ["eager", *ALL_ATTENTION_FUNCTIONS, *ALL_MODEL_FORWARDS]
-    if name not in choices:
-        raise ValueError(f'Specified `attn_implementation="{name}"` is not supported: '
-                         f"attn_implementation={name!r} is not one of {sorted(choices)}")
+    choices = sorted({"eager", *ALL_ATTENTION_FUNCTIONS, *ALL_MODEL_FORWARDS.names()})
+    if name not in choices:  # transformers' words, which its upstream test matches (tests/conformance)
+        raise ValueError(f'Specified `attn_implementation="{name}"` is not supported; choose one of {choices}')
 
 
 # --------------------------------------------------------------------------------------
@@ -388,10 +367,7 @@ class PreTrainedModel(nn.Module):
             raise ValueError(f"new_num_tokens must be a positive int, got {new_num_tokens!r}")
         if pad_to_multiple_of is not None:
             if isinstance(pad_to_multiple_of, bool) or not isinstance(pad_to_multiple_of, int) or pad_to_multiple_of <= 0:
-                # transformers' words (typo included), which code may match.
-                raise ValueError(f"Asking to pad the embedding matrix to a multiple of `{pad_to_multiple_of}`, which is "
-                                 f"not and integer. Please make sure to pass an integer (pad_to_multiple_of must be "
-                                 f"a positive int)")
+                raise ValueError(self._PAD_TO_MULTIPLE_ERROR.format(pad_to_multiple_of))
             new_num_tokens = -(-new_num_tokens // pad_to_multiple_of) * pad_to_multiple_of  # ceil to a multiple
         pad = self.config.pad_token_id
         if pad is not None and pad >= new_num_tokens:
@@ -774,6 +750,11 @@ class PreTrainedModel(nn.Module):
     #: and the upstream tests read these).
     _keys_to_ignore_on_load_missing: list[str] | None = None
     _keys_to_ignore_on_load_unexpected: list[str] | None = None
+    #: resize_token_embeddings' refusal of a pad_to_multiple_of that is no positive int, in
+    #: transformers' words, its typo ("not and integer") included: the ported upstream
+    #: test_resize_tokens_embeddings matches them.
+    _PAD_TO_MULTIPLE_ERROR = ("Asking to pad the embedding matrix to a multiple of `{}`, which is not and integer. "
+                              "Please make sure to pass an integer (pad_to_multiple_of must be a positive int)")
 
     @classmethod
     def can_generate(cls) -> bool:

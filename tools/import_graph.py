@@ -25,7 +25,8 @@ PACKAGE = "mini_hf_bert"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared machinery", (
         "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "file_utils",
-        "unicode_tables", "tokenization_utils_base", "integrations.sdpa_attention", "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
+        "unicode_tables", "tokenization_utils_base", "integrations.sdpa_attention", "integrations.model_forwards",
+        "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
         "checkpoints.tf_bundle", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
         "checkpoints.resolve", "checkpoints.loading", "checkpoints.saving", "checkpoints.fingerprints",
         "checkpoints.bundled",
@@ -78,6 +79,19 @@ def _imported_modules(module: str, path: str, node: ast.Import | ast.ImportFrom,
     return {name for name in found if name in modules}
 
 
+def _named_modules(module: str, node: ast.AST, modules: dict[str, str]) -> set[str]:
+    """The package modules a module imports by name rather than by statement: the keys of
+    the package root's ``EXPORTS`` table (imported on first use), and the module of an
+    ``ALL_MODEL_FORWARDS.declare(name, "dotted.module", ...)`` (imported on first lookup)."""
+    if (module == PACKAGE and isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and node.target.id == "EXPORTS" and isinstance(node.value, ast.Dict)):
+        return {f"{PACKAGE}.{key.value}" for key in node.value.keys if isinstance(key, ast.Constant)} & set(modules)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "declare"
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
+        return {node.args[1].value} & set(modules)
+    return set()
+
+
 def import_graph(root: str = ROOT) -> dict[str, set[str]]:
     """Module -> the package modules it imports, anywhere in its source."""
     modules = package_modules(root)
@@ -89,6 +103,7 @@ def import_graph(root: str = ROOT) -> dict[str, set[str]]:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 targets |= _imported_modules(module, path, node, modules)
+            targets |= _named_modules(module, node, modules)
         graph[module] = targets - {module}
     return graph
 

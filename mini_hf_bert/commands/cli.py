@@ -25,16 +25,15 @@ import logging
 import sys
 import traceback
 
-from ..checkpoints import CheckpointError
-from ..configuration_bert import ConfigError
-from ..tokenization_bert import TokenizerFileError
 from . import benchmark, checkpoints, companion, training
 
 #: Exit status for every error a user can cause (argparse uses 2 for bad arguments too).
 EXIT_USER_ERROR = 2
 #: Errors that a user's input causes -- a bad path or file, a config, an argument -- and
 #: whose message already names the file or argument: printed as they are, in one line.
-USER_ERRORS = (CheckpointError, ConfigError, TokenizerFileError, OSError, ValueError, TypeError, RuntimeError)
+#: The library's own (CheckpointError, ConfigError, TokenizerFileError) are ValueErrors;
+#: naming them here would import torch before ``--help`` could answer.
+USER_ERRORS = (OSError, ValueError, TypeError, RuntimeError)
 
 
 #: The modules that add commands, in the order ``--help`` lists them.

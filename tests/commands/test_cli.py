@@ -84,3 +84,17 @@ def test_inspect_lists_a_weights_only_directory(minilm_dir, tmp_path):
     result = _run("inspect", str(tmp_path), "--no-progress")
     assert result.returncode == 0, result.stderr
     assert "6 layers" in result.stdout and "the weights do not fix it" in result.stdout  # the heads: no config
+
+
+@pytest.mark.parametrize("args", [["--help"], ["pretrain", "--help"], ["demo", "--help"]])
+def test_help_imports_no_torch(args):
+    """``--help`` answers from the parsers alone: the package root imports its names on
+    first use, and each command imports the library when it runs."""
+    probe = ("import runpy, sys\n"
+             f"sys.argv = ['mini_hf_bert', *{args!r}]\n"
+             "try:\n    runpy.run_module('mini_hf_bert', run_name='__main__')\n"
+             "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+             "print('torch imported:', 'torch' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "usage:" in result.stdout and result.stdout.rstrip().endswith("torch imported: False")
