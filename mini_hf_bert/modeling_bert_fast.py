@@ -4,12 +4,13 @@ modeling_bert.py is the reference, written to be read; this module computes the 
 function with less work, and is tested equal to it (tests/core/test_fast_path.py). It reads
 the model's own parameters under their checkpoint names; what it adds is stated below.
 
-What it does differently, for an encoder in eval mode:
+What it does differently, for an encoder in eval mode and in training alike:
 
 1. **Unpadded execution.** A padded batch (B, T) with an attention mask is packed into
    the M real tokens (M = sum of lengths). The embeddings, every Linear, the GELU, the
    residual sums and every LayerNorm run on (M, H) rows; attention runs per sequence
-   over its own L_b tokens, one SDPA call per run of equal lengths, with no mask at all.
+   over its own L_b tokens, one SDPA call per distinct length (the sequences are packed
+   shortest first), with no mask at all.
    The output is scattered back to (B, T, H). A padded
    key gets weight exp(finfo.min - max) = 0 in the reference, so real tokens' outputs are
    the same function; **padding positions hold 0** here, where the reference computes
@@ -57,11 +58,21 @@ the encoder's Linear weights once more, in the model's dtype (85 M values in ber
 in its state_dict), rebuilt when a parameter changes (by data pointer and version
 counter). ``fast_weights_nbytes`` measures it.
 
+Training (a model in train mode, or gradients wanted) runs the same packed rows through
+differentiable ops on the parameters themselves: Q, K and V in one product against the
+three weights concatenated (``torch.cat``, whose backward splits the gradient again), no
+derived copies, no compiling. Dropout, where the model is in train mode, is drawn as
+``fast_dropout`` draws it: 16 random bits per unit, four from each 64-bit number of
+torch's generator, where ``nn.Dropout`` draws one number per unit (``torch.bernoulli_``,
+a fifth of a reference training step on 2 cores). The attention probabilities' dropout
+runs as QKᵀ, softmax, dropout, PV per run of sequences (SDPA's CPU kernel with dropout
+measured slower). Same expectation, other random draws: a training run is reproducible
+from its seed on this path, not draw for draw equal to the reference's.
+
 It falls back to the reference layers (with SDPA attention) for what it does not do:
-training (dropout), ``output_attentions``, ``output_hidden_states``, ``head_mask``,
-relative positions, decoders and caches, 3D masks or masks that are not 0/1 or hide a
-sequence's first token, tracing and compiling. When gradients are needed it keeps to
-differentiable ops (``F.linear`` on the parameters themselves, no stacked copy).
+``output_attentions``, ``output_hidden_states``, ``head_mask``, relative positions,
+decoders and caches, 3D masks or masks that are not 0/1 or hide a sequence's first
+token, gradient checkpointing, tracing and compiling.
 
 transformers: none (its counterparts are the attention integrations it selects by
 ``attn_implementation``, and BetterTransformer's nested-tensor encoder)
@@ -143,6 +154,33 @@ def using_options(**changes: bool | str | None) -> Iterator[FastOptions]:
         yield OPTIONS
     finally:
         OPTIONS = previous
+
+
+#: Dropout's random bits per unit: a unit is dropped with probability round(p·2¹⁶)/2¹⁶
+#: (0.1 -> 0.1000061), and the kept ones are scaled by the inverse of the kept share, so
+#: the expectation is the input's exactly, as nn.Dropout's.
+DROPOUT_BITS = 16
+_DROPOUT_LEVELS = 2**DROPOUT_BITS
+#: Four 16-bit draws come from each 64-bit number.
+_DROPOUT_DRAWS_PER_WORD = 64 // DROPOUT_BITS
+
+
+def fast_dropout(x: torch.Tensor, p: float) -> torch.Tensor:
+    """nn.Dropout's function with a quarter of its random draws: each unit of ``x`` is
+    zeroed with probability round(p·2¹⁶)/2¹⁶ and the rest scaled to keep the expectation.
+
+    transformers: none (``nn.functional.dropout``)
+    """
+    threshold = round(p * _DROPOUT_LEVELS)  # dropped: the 16-bit draws below this, of 2¹⁶
+    if threshold == 0:
+        return x
+    if threshold >= _DROPOUT_LEVELS:
+        return x * 0.0
+    words = torch.randint(-2**63, 2**63 - 1, (-(-x.numel() // _DROPOUT_DRAWS_PER_WORD),), dtype=torch.int64,
+                          device=x.device)  # (⌈numel/4⌉,) 64 random bits each
+    draws = words.view(torch.int16)[: x.numel()].view(x.shape)  # uniform over [-2¹⁵, 2¹⁵), x's shape
+    keep = draws >= threshold - _DROPOUT_LEVELS // 2
+    return x * (keep.to(x.dtype) * (_DROPOUT_LEVELS / (_DROPOUT_LEVELS - threshold)))
 
 
 #: Symmetric int8: v ≈ scale · q, q in [-127, 127].
@@ -440,8 +478,10 @@ def applies(model: nn.Module, attention_mask: torch.Tensor | None, batch_size: i
     transformers: none
     """
     config = model.config
-    if model.training or config.is_decoder or config.position_embedding_type != "absolute" or batch_size == 0:
+    if config.is_decoder or config.position_embedding_type != "absolute" or batch_size == 0:
         return False
+    if model.training and any(layer.gradient_checkpointing for layer in model.encoder.layer):
+        return False  # the reference layers recompute their activations
     if head_mask is not None or output_attentions or output_hidden_states:
         return False
     if encoder_hidden_states is not None or past_key_values is not None:
@@ -469,34 +509,35 @@ def _runs(lengths: list[int]) -> list[tuple[int, int]]:
 
 
 def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs: list[tuple[int, int]],
-               heads: int, scaling: float, mask: torch.Tensor | None) -> torch.Tensor:
-    """softmax(QₙKₙᵀ/√D + M)·Vₙ within each sequence.
+               heads: int, scaling: float, mask: torch.Tensor | None, dropout: float = 0.0) -> torch.Tensor:
+    """dropout(softmax(QₙKₙᵀ/√D + M))·Vₙ within each sequence.
 
     query, key, value (M, N·D) rows grouped by sequence (views into one QKV product are
     fine) -> context (M, N·D). ``mask``: the additive (B, 1, 1, T) mask when the rows are
     the padded batch (unpad off); None on packed rows, where no key needs masking.
+    ``dropout``: the probabilities' dropout, in training.
     """
     width = query.shape[1]
     head_dim = width // heads  # D
     contexts = []
-    start = 0
-    for count, length in runs:
+    sizes = [count * length for count, length in runs]  # rows per run
+    # One split per tensor, not a slice per run: a split's gradient is one concatenation,
+    # where each slice's would be a zero (M, N·D) tensor added into the rest.
+    for (count, length), q, k, v in zip(runs, query.split(sizes), key.split(sizes), value.split(sizes)):
         rows = count * length
-
-        def heads_of(x: torch.Tensor) -> torch.Tensor:
-            return x[start : start + rows].view(count, length, heads, head_dim).transpose(1, 2)  # (n, N, L, D)
-
-        q, k, v = heads_of(query), heads_of(key), heads_of(value)  # (n, N, L, D) each
+        q, k, v = (x.view(count, length, heads, head_dim).transpose(1, 2) for x in (q, k, v))  # (n, N, L, D) each
         small = count * heads * length * length <= MATMUL_ATTENTION_MAX_SCORES
-        if OPTIONS.matmul_attention and small and q.device.type == "cpu":  # on CUDA, SDPA's flash kernels win
+        cpu = q.device.type == "cpu"  # on CUDA, SDPA's flash kernels win, dropout included
+        if small and cpu and (OPTIONS.matmul_attention or dropout > 0):
             scores = torch.matmul(q, k.transpose(-1, -2)) * scaling  # (n, N, L, D) @ (n, N, D, L) -> (n, N, L, L)
             if mask is not None:
                 scores = scores + mask  # (n, N, L, L) + (B, 1, 1, T): padded rows, one run of B
-            context = torch.matmul(torch.softmax(scores, dim=-1), v)  # (n, N, L, L) @ (n, N, L, D) -> (n, N, L, D)
+            probs = fast_dropout(torch.softmax(scores, dim=-1), dropout)  # (n, N, L, L)
+            context = torch.matmul(probs, v)  # (n, N, L, L) @ (n, N, L, D) -> (n, N, L, D)
         else:
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scaling)  # (n, N, L, D)
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout,
+                                                     scale=scaling)  # (n, N, L, D)
         contexts.append(context.transpose(1, 2).reshape(rows, width))  # (n·L, N·D)
-        start += rows
     return contexts[0] if len(contexts) == 1 else torch.cat(contexts)  # (M, N·D)
 
 
@@ -504,12 +545,22 @@ def _layer_forward(layer: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]
                    weights: FastLayer | None, dtype: torch.dtype) -> torch.Tensor:
     """One BertLayer on rows x (M, H) -> (M, H), x in the residual stream's dtype and the
     products in ``dtype``; ``weights`` None = the parameters themselves, through
-    differentiable ops."""
+    differentiable ops, with the layer's dropout where it is in train mode."""
     attention = layer.attention
     self_attention = attention.self
     activation: Callable | None = layer.intermediate.intermediate_act_fn
+    training = layer.training  # dropout's three places in a layer: probabilities, and before each residual sum
+    probs_dropout = self_attention.dropout.p if training else 0.0
+    attention_output_dropout = attention.output.dropout.p if training else 0.0
+    output_dropout = layer.output.dropout.p if training else 0.0
     if weights is None:
-        query, key, value = self_attention.query(x), self_attention.key(x), self_attention.value(x)  # (M, H) each
+        if OPTIONS.fuse_qkv:
+            linears = (self_attention.query, self_attention.key, self_attention.value)
+            weight = torch.cat([linear.weight for linear in linears])  # 3 x (H, H) -> (3H, H)
+            bias = torch.cat([linear.bias for linear in linears])  # 3 x (H,) -> (3H,)
+            query, key, value = F.linear(x, weight, bias).chunk(3, dim=-1)  # (M, 3H) -> 3 x (M, H) views
+        else:
+            query, key, value = self_attention.query(x), self_attention.key(x), self_attention.value(x)  # (M, H) each
         attention_out, intermediate, output = attention.output.dense, layer.intermediate.dense, layer.output.dense
         attention_norm, output_norm = attention.output.LayerNorm, layer.output.LayerNorm
     else:
@@ -523,14 +574,14 @@ def _layer_forward(layer: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]
         if weights.intermediate.gelu:
             activation = None
     context = _attention(query, key, value, runs, self_attention.num_attention_heads, self_attention.scaling,
-                         mask)  # (M, H)
+                         mask, probs_dropout)  # (M, H)
     # Post-LN residuals, as BertSelfOutput and BertOutput; a product in bf16 plus an fp32
     # stream sums in fp32, and the LayerNorm runs in the stream's dtype.
-    a = attention_norm(attention_out(context) + x)  # (M, H)
+    a = attention_norm(fast_dropout(attention_out(context), attention_output_dropout) + x)  # (M, H)
     f = intermediate(a.to(dtype))  # (M, I)
     if activation is not None:
         f = activation(f)  # (M, I)
-    return output_norm(output(f) + a)  # (M, H)
+    return output_norm(fast_dropout(output(f), output_dropout) + a)  # (M, H)
 
 
 # --------------------------------------------------------------------------------------
@@ -700,8 +751,12 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
     runs = [(batch_size, seq_length)]
     if attention_mask is not None and not bool(attention_mask.all()):
         if OPTIONS.unpad:
-            keep = attention_mask.reshape(-1).bool().nonzero().squeeze(1)  # (M,) real tokens, sequence by sequence
-            runs = _runs(attention_mask.bool().sum(dim=1).tolist())  # from the lengths L_b
+            # Sequences packed shortest first, so that each length is one run, attended in one call.
+            lengths = attention_mask.bool().sum(dim=1)  # (B,) L_b
+            order = torch.sort(lengths, stable=True).indices  # (B,)
+            found = attention_mask[order].reshape(-1).bool().nonzero().squeeze(1)  # (M,) in the sorted batch
+            keep = order[found // seq_length] * seq_length + found % seq_length  # (M,) rows of the (B·T) batch
+            runs = _runs(lengths[order].tolist())  # (count, length) per distinct length
         else:
             dtype = model.embeddings.word_embeddings.weight.dtype
             mask = (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min  # (B, 1, 1, T)
@@ -711,7 +766,7 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
         return t if keep is None else t.index_select(0, keep)
 
     grad_needed = torch.is_grad_enabled() and any(p.requires_grad for p in model.encoder.parameters())
-    derived = None if grad_needed else fast_weights(model)
+    derived = None if grad_needed or model.training else fast_weights(model)
     dtype = embeddings.word_embeddings.weight.dtype
     stream = dtype if derived is None else derived.stream_dtype
 
@@ -720,6 +775,8 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
     x = x.to(stream) + embeddings.token_type_embeddings(rows(token_type_ids)).to(stream)  # (M, H)
     x = x + embeddings.position_embeddings(rows(position_ids)).to(stream)  # (M, H)
     x = embeddings.LayerNorm(x) if derived is None else derived.embeddings_norm(x)  # (M, H)
+    if embeddings.training:
+        x = fast_dropout(x, embeddings.dropout.p)  # (M, H)
 
     x = _encode(model, x, runs, mask, derived, dtype)  # (M, H)
     x = x.to(dtype)  # (M, H): the stream rounded once, to the model's dtype

@@ -55,6 +55,12 @@ MEAN_RESIZING_ATOL = 1e-4
 #: products are the reference's own, and FP32_ATOL holds.
 FAST_FP32_ATOL = 1e-4
 
+#: fast_dropout's share of dropped units against the probability it states: a binomial
+#: count over n units is within this many standard deviations of n·p with probability
+#: 1 - 6e-7 (a fixed seed makes the test repeatable anyway), while drawing from the wrong
+#: bits (a lane always positive) or a threshold off by one percent of p is out by hundreds.
+DROPOUT_RATE_SIGMAS = 5.0
+
 #: "fast" in bf16 or fp16 against eager in the same dtype: two orders of rounding at
 #: 8 (or 11) mantissa bits differ by a few units in the last place of values ~1-10, so
 #: there is no absolute bound worth stating. What must hold: fast is no further from the

@@ -19,6 +19,7 @@ import mini_hf_bert
 from mini_hf_bert import BertConfig, BertModel, modeling_bert_fast
 from mini_hf_bert.parity.compare import (
     BF16_MIN_COSINE,
+    DROPOUT_RATE_SIGMAS,
     FAST_FP32_ATOL,
     FP32_ATOL,
     FP32_STREAM_ERROR_RATIO,
@@ -413,7 +414,7 @@ def test_relative_positions_fall_back(kind):
     torch.testing.assert_close(fast.last_hidden_state, eager.last_hidden_state, atol=FP32_ATOL, rtol=0)
 
 
-@pytest.mark.parametrize("case", ["left padding", "3D mask", "float mask", "training"])
+@pytest.mark.parametrize("case", ["left padding", "3D mask", "float mask", "gradient checkpointing"])
 def test_other_cases_fall_back_to_the_reference(case):
     model, batch = make_model(), make_batch(BATCHES["padded"])
     if case == "left padding":  # position 0 is padding: the pooler reads it, so every position is computed
@@ -422,7 +423,10 @@ def test_other_cases_fall_back_to_the_reference(case):
         batch["attention_mask"] = batch["attention_mask"][:, None, :].expand(-1, 12, -1).clone()
     elif case == "float mask":
         batch["attention_mask"] = batch["attention_mask"].float() * 0.5
-    assert not modeling_bert_fast.applies(model.train(case == "training"), batch["attention_mask"], 6, 12,
+    elif case == "gradient checkpointing":  # the reference layers recompute their activations
+        model.gradient_checkpointing_enable()
+        model.train()
+    assert not modeling_bert_fast.applies(model, batch["attention_mask"], 6, 12,
                                           head_mask=None, output_attentions=False, output_hidden_states=False,
                                           encoder_hidden_states=None, past_key_values=None)
     torch.manual_seed(0)
@@ -499,3 +503,84 @@ def test_from_pretrained_selects_fast_and_bad_options_are_refused(minilm_dir):
         built.set_attn_implementation("flash")
     with pytest.raises(ValueError, match='`attn_implementation="fastest"` is not supported; choose one of'):
         BertModel(BertConfig(**SMALL, attn_implementation="fastest"))
+
+
+# --------------------------------------------------------------------------------------
+# Training: the same packed rows through differentiable ops, with fast_dropout
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batch_name", ["padded", "unpadded"])
+@pytest.mark.parametrize("fuse_qkv", [True, False])
+def test_training_step_equals_eager_without_dropout(batch_name, fuse_qkv):
+    """Pre-training's own loss (MLM at the masked positions, NSP) in train mode, dropout 0:
+    the fast path's loss and every parameter's gradient equal the reference's."""
+    from mini_hf_bert import BertForPreTraining
+    from mini_hf_bert.training.pretraining import masked_predictions
+
+    batch = make_batch(BATCHES[batch_name])
+    labels = torch.full_like(batch["input_ids"], -100)
+    chosen = (torch.arange(labels.numel()).view(labels.shape) % 3 == 0) & batch["attention_mask"].bool()
+    labels[chosen] = batch["input_ids"][chosen]
+    batch |= dict(labels=labels, next_sentence_label=torch.tensor([0, 1, 1, 0, 1, 0][: len(labels)]))
+    losses, grads = {}, {}
+    for implementation in ("fast", "eager"):
+        model = make_model(BertForPreTraining, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0).train()
+        model.config.attn_implementation = implementation
+        with modeling_bert_fast.using_options(fuse_qkv=fuse_qkv):
+            mlm_logits, mlm_labels, nsp_logits = masked_predictions(model, batch)
+            loss = (torch.nn.functional.cross_entropy(mlm_logits, mlm_labels)
+                    + torch.nn.functional.cross_entropy(nsp_logits, batch["next_sentence_label"]))
+            loss.backward()
+        losses[implementation] = loss.detach()
+        grads[implementation] = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+    torch.testing.assert_close(losses["fast"], losses["eager"], atol=FAST_FP32_ATOL, rtol=0)
+    assert grads["fast"].keys() == grads["eager"].keys() and len(grads["fast"]) > 30
+    for name, grad in grads["eager"].items():
+        torch.testing.assert_close(grads["fast"][name], grad, atol=FAST_FP32_ATOL, rtol=1e-4, msg=name)
+
+
+def test_training_with_dropout_runs_the_fast_path_reproducibly():
+    model, batch = make_model(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1), make_batch(BATCHES["padded"])
+    model.train()
+    assert modeling_bert_fast.applies(model, batch["attention_mask"], 6, 12, head_mask=None, output_attentions=False,
+                                      output_hidden_states=False, encoder_hidden_states=None, past_key_values=None)
+    outputs = []
+    for seed in (0, 0, 1):
+        torch.manual_seed(seed)
+        outputs.append(run(model, "fast", batch).last_hidden_state)
+    padding = ~batch["attention_mask"].bool()
+    assert torch.equal(outputs[0][padding], torch.zeros_like(outputs[0][padding]))  # packed rows only: the fast path ran
+    assert torch.equal(outputs[0], outputs[1])  # the seed decides the draws
+    assert not torch.allclose(outputs[0], outputs[2])  # and dropout is drawn
+    evaluated = run(model.eval(), "fast", batch).last_hidden_state
+    assert not torch.allclose(outputs[0], evaluated)
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
+def test_fast_dropout_keeps_the_expectation_at_its_stated_rate(p):
+    torch.manual_seed(0)
+    units = 1 << 20
+    out = modeling_bert_fast.fast_dropout(torch.ones(units), p)
+    levels = 2**modeling_bert_fast.DROPOUT_BITS
+    rate = round(p * levels) / levels  # the probability it states
+    assert abs(rate - p) <= 0.5 / levels
+    dropped = int((out == 0).sum())
+    assert abs(dropped - units * rate) <= DROPOUT_RATE_SIGMAS * (units * rate * (1 - rate)) ** 0.5
+    kept = out[out != 0]
+    assert torch.equal(kept, torch.full_like(kept, 1 / (1 - rate)))  # kept units scaled by the kept share exactly
+    # each of the four 16-bit draws in a 64-bit number is used, and each is uniform
+    for lane in range(4):
+        lane_dropped = int((out.view(-1, 4)[:, lane] == 0).sum())
+        lane_units = units // 4
+        assert abs(lane_dropped - lane_units * rate) <= DROPOUT_RATE_SIGMAS * (lane_units * rate * (1 - rate)) ** 0.5
+
+
+def test_fast_dropout_edges_and_gradient():
+    x = torch.randn(3, 5, requires_grad=True)
+    assert modeling_bert_fast.fast_dropout(x, 0.0) is x
+    assert torch.equal(modeling_bert_fast.fast_dropout(x, 1.0), torch.zeros(3, 5))
+    torch.manual_seed(3)
+    out = modeling_bert_fast.fast_dropout(x, 0.5)
+    out.sum().backward()
+    assert torch.equal(x.grad, (out.detach() / x.detach()).nan_to_num())  # d out / d x: 0 or the scale, per unit
