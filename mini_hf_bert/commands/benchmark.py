@@ -1,4 +1,6 @@
-"""The benchmark command: inference speed of attn_implementation="fast" against transformers and its peers."""
+"""The benchmark commands: inference speed of attn_implementation="fast" against transformers
+and its peers (``benchmark``), and a pre-training step's speed on every path that computes it
+(``benchmark-training``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,20 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     benchmark.add_argument("--dtype", action="append", choices=("fp32", "bf16"), help="repeatable (default: both)")
     benchmark.set_defaults(run=run_benchmark)
 
+    training = commands.add_parser("benchmark-training", parents=[common],
+                                   help="a pre-training step of the shipped Chinese BERT's recipe: today's path, the "
+                                        "fast path and transformers, side by side")
+    training.add_argument("--quick", action="store_true",
+                          help="3 timed steps per contender and 600 documents (default: 10 and 4000)")
+    training.add_argument("--runs", type=int, metavar="N", help="timed steps per contender (default 10; quick 3)")
+    training.add_argument("--phase", action="append", choices=("1", "2"),
+                          help="repeatable: 1 = 128 x 32, 2 = 64 x 128 (default: both)")
+    training.add_argument("--dtype", action="append", choices=("fp32", "bf16"),
+                          help="repeatable (default: both; bf16 only where the CPU has it)")
+    training.add_argument("--documents", type=int, metavar="N",
+                          help="training documents the batches are made from (default 4000; quick 600)")
+    training.set_defaults(run=run_training_benchmark)
+
 
 def run_benchmark(args: argparse.Namespace) -> int:
     from ..parity import benchmark as bench
@@ -30,4 +46,19 @@ def run_benchmark(args: argparse.Namespace) -> int:
         progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True),
     )
     print(bench.format_report(report), end="")
+    return 0
+
+
+def run_training_benchmark(args: argparse.Namespace) -> int:
+    from ..training import speed
+
+    quick = args.quick
+    report = speed.run_training_benchmark(
+        phases=tuple(f"phase {p}" for p in args.phase) if args.phase else tuple(speed.PHASES),
+        dtypes=tuple(args.dtype or speed.DTYPES),
+        runs=args.runs if args.runs is not None else (speed.QUICK_RUNS if quick else speed.RUNS),
+        documents=args.documents if args.documents is not None else (speed.QUICK_DOCUMENTS if quick else speed.DOCUMENTS),
+        progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True),
+    )
+    print(speed.format_training_report(report), end="")
     return 0

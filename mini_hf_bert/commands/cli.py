@@ -16,6 +16,7 @@ Commands:
     pretrain  train a small BertForPreTraining from scratch on a corpus (also under torchrun)
     finetune  fine-tune a checkpoint on Chinese sentiment or named entities, beside two baselines
     benchmark  inference speed of attn_implementation="fast" against transformers and its peers
+    benchmark-training  a pre-training step's speed: today's path, the fast path and transformers
 """
 
 from __future__ import annotations

@@ -296,3 +296,19 @@ def test_the_fault_corpus_report_in_the_doc_is_the_corpus_s():
     expected = summary_line({name: "accepted" if isinstance(expect, Accept) else "clear"
                              for name, (_, expect) in CASES.items()})
     assert f"    {expected}\n" in _read("docs/reliability.md"), f"docs/reliability.md: the report is now: {expected}"
+
+
+def test_training_speed_doc_was_measured_with_the_current_code():
+    tool = _tool("training_speed_report")
+    doc = _read("docs/training_speed.md")
+    match = re.search(r"sources fingerprint: ([0-9a-f]{16}) -->", doc)
+    assert match and match.group(1) == tool.sources_fingerprint(), (
+        "the training paths or their benchmark changed since docs/training_speed.md was measured: "
+        "run .venv/bin/python tools/training_speed_report.py"
+    )
+    assert json.loads(_read("docs/training_speed.json"))["fingerprint"] == match.group(1)
+
+
+def test_training_speed_doc_is_its_json_rendered():
+    tool = _tool("training_speed_report")
+    assert _read("docs/training_speed.md") == tool.render(json.loads(_read("docs/training_speed.json")))
