@@ -39,6 +39,7 @@ from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
 from mini_hf_bert.modeling_bert import BertForPreTraining, BertModel  # noqa: E402
 from mini_hf_bert.parity.compare import DOC_ATOL, DOC_RTOL  # noqa: E402
 from mini_hf_bert.tokenization_bert import BertTokenizer  # noqa: E402
+from tools.templates import render  # noqa: E402
 
 @dataclass(frozen=True)
 class Walk:
@@ -376,26 +377,6 @@ def _layer0_scores(model: BertModel, traced, prefix: str, shape, heads: int, hea
 
 
 # --------------------------------------------------------------------------------------
-# Templates
-# --------------------------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"\{\{([\w.\- ]+)\}\}")
-
-
-def render(template: str, facts: Facts, extra: dict[str, str]) -> str:
-    """Replace every ``{{name}}`` (twice, so generated blocks may hold placeholders)."""
-    values = {**facts.values, **extra}
-
-    def substitute(match: re.Match) -> str:
-        key = match.group(1)
-        if key not in values:
-            raise KeyError(f"the template names {{{{{key}}}}}, which compute_facts does not provide")
-        return values[key]
-
-    return _PLACEHOLDER.sub(substitute, _PLACEHOLDER.sub(substitute, template))
-
-
-# --------------------------------------------------------------------------------------
 # Staleness
 # --------------------------------------------------------------------------------------
 
@@ -604,7 +585,7 @@ def render_documents(root: str, facts: dict[str, Facts]) -> dict[str, str]:
                   f"`.venv/bin/python tools/walkthrough.py`. sources fingerprint: {stamp} -->")
         extra = {"header": header, "root": doc.root, "images": doc.images, "SHOWN": str(SHOWN), "TOP_K": str(TOP_K)}
         extra.update({f"stage.{name}": shown for name, shown in STAGE_NAMES[language].items()})
-        documents[doc.output] = render(template, facts[language], extra)
+        documents[doc.output] = render(template, {**facts[language].values, **extra}, doc.template)
     return documents
 
 
