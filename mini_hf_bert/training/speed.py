@@ -114,15 +114,12 @@ def large_product_rate(dtype: torch.dtype, runs: int = 5, size: int = LARGE_PROD
 
     transformers: none
     """
+    from ..parity.benchmark import _median_ms
+
     generator = torch.Generator().manual_seed(0)
     a, b = (torch.randn(size, size, generator=generator).to(dtype) for _ in range(2))
     torch.mm(a, b)  # the first call sets up the kernel
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        times.append(time.perf_counter() - start)
-    return 2 * size**3 / statistics.median(times) / 1e9
+    return 2 * size**3 / (_median_ms(lambda: torch.mm(a, b), runs) / 1000) / 1e9
 
 
 def step_flops(config: BertConfig, batch: dict[str, torch.Tensor]) -> float:
@@ -132,13 +129,12 @@ def step_flops(config: BertConfig, batch: dict[str, torch.Tensor]) -> float:
 
     transformers: none
     """
-    hidden, inner, vocab = config.hidden_size, config.intermediate_size, config.vocab_size
+    from ..parity.benchmark import gemm_flops
+
+    hidden, vocab = config.hidden_size, config.vocab_size
     lengths = batch["attention_mask"].sum(dim=1).tolist()
-    tokens = sum(lengths)
     masked = int((batch["labels"] != IGNORE_INDEX).sum())
-    per_layer = 2 * tokens * hidden * (4 * hidden + 2 * inner)  # Q, K, V, O, the feed-forward
-    per_layer += 2 * 2 * sum(length * length for length in lengths) * hidden  # QKᵀ and PV, all heads
-    forward = per_layer * config.num_hidden_layers
+    forward = gemm_flops(config, tuple(lengths))  # the encoder's Linears and attention on real tokens
     forward += 2 * masked * hidden * (hidden + vocab)  # the MLM head's transform and decoder
     forward += 2 * len(lengths) * hidden * (hidden + 2)  # the pooler and the NSP head
     return 3.0 * forward
