@@ -58,6 +58,8 @@ QUICK_DOCUMENTS = 600
 #: each contender per round, so that a machine's drift touches them alike.
 RUNS = 10
 QUICK_RUNS = 3
+#: Every timed step's batch is made before timing starts: this many at most, so that memory stays bounded.
+MAX_RUNS = 1000
 WARMUP_STEPS = 2
 #: The "large matrix product" of the roofline: (n, n) x (n, n).
 LARGE_PRODUCT = 2048
@@ -264,6 +266,8 @@ def run_training_benchmark(phases: tuple[str, ...] = tuple(PHASES), dtypes: tupl
     for name, value in (("runs", runs), ("documents", documents)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if runs > MAX_RUNS:
+        raise ValueError(f"runs={runs}: at most {MAX_RUNS} (every timed step's batch is made before timing starts)")
     unknown = [p for p in phases if p not in PHASES] + [d for d in dtypes if d not in DTYPES]
     if unknown:
         raise ValueError(f"unknown phase or dtype {unknown}: phases are {list(PHASES)}, dtypes {list(DTYPES)}")

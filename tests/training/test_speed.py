@@ -62,6 +62,7 @@ def test_every_contender_takes_the_same_first_step():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(runs=0), "runs must be a positive int, got 0"),
     (dict(documents=-3), "documents must be a positive int, got -3"),
+    (dict(runs=10**9), "runs=1000000000: at most 1000"),
     (dict(phases=("phase 3",)), "unknown phase or dtype ['phase 3']"),
     (dict(dtypes=("fp16",)), "unknown phase or dtype ['fp16']"),
 ])
