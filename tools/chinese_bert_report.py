@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.checkpoints.bundled import CHINESE_CHECKPOINT  # noqa: E402
-from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
+from mini_hf_bert.file_utils import save_png, write_text  # noqa: E402
 
 DOCS = {"en": os.path.join(ROOT, "docs", "training_results.md"),
         "zh": os.path.join(ROOT, "docs", "zh", "training_results.md")}
@@ -42,7 +42,7 @@ FILL_MASK_SET = os.path.join(ROOT, "tests", "fixtures", "chinese", "fill_mask.ts
 #: recipe.json and the measurements both record). chinese_bert.json records their
 #: fingerprint when it is measured, the pages print it, and a test compares both with
 #: today's; learning_curves.json does the same for its own sources.
-MEASURED_SOURCES = ("tools/chinese_bert_report.py", "mini_hf_bert/training/mask_benchmark.py",
+MEASURED_SOURCES = ("tools/chinese_bert_report.py", "tools/mask_benchmark.py",
                     "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py")
 #: Held-out sentences the MLM measurements read (of each source), and the one-[MASK] test's size.
 HELD_OUT_SENTENCES = 3000
@@ -53,7 +53,7 @@ TARGETS = {"mask_accuracy": 0.35, "mask_accuracy_stretch": 0.45, "count_model_ma
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint
+    from tools.testing_utils import sources_fingerprint as fingerprint
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 
@@ -94,7 +94,7 @@ def measure(checkpoint: str) -> dict:
 
     from mini_hf_bert import BertForPreTraining, BertTokenizer, pipeline
     from mini_hf_bert.training.corpora import chinese_documents
-    from mini_hf_bert.training.mask_benchmark import (
+    from tools.mask_benchmark import (
         CountModel,
         bert_guesser,
         count_model_guesser,
@@ -191,10 +191,10 @@ def _figure(language: str, path: str, **subplots):
         try:
             yield figure, axes
             figure.tight_layout()
-            with staged_file(path) as staged:
-                figure.savefig(staged, dpi=100, format="png")
-        finally:
+        except BaseException:
             plt.close(figure)
+            raise
+        save_png(figure, path)
 
 
 def draw_learning_curves(curves: dict, language: str, path: str) -> str:
