@@ -106,6 +106,7 @@ def measure() -> dict:
     from mini_hf_bert.training.trainer import bf16_is_native
     from tools import everyday_cloze
 
+    fingerprint = sources_fingerprint()  # before the runs: an edit while they run leaves the JSON stale
     with tempfile.TemporaryDirectory() as work:
         runs = {"pretrain": _run(PRETRAIN, work), "finetune": _run(FINETUNE, work), "quick": _run(QUICK, work),
                 "sentiment": _run(SENTIMENT, work)}
@@ -122,7 +123,7 @@ def measure() -> dict:
         items = everyday_cloze.load_sentences()
         guesses = everyday_cloze.answers(model, items)
     return {
-        "sources_fingerprint": sources_fingerprint(), "machine": machine_description(), "bf16": bf16_is_native(),
+        "sources_fingerprint": fingerprint, "machine": machine_description(), "bf16": bf16_is_native(),
         "runs": runs,
         "evaluations": [{k: e[k] for k in ("step", "mlm_mask_accuracy", "mlm_most_frequent_token_accuracy",
                                            "nsp_accuracy", "nsp_majority_accuracy")} for e in evaluations],
