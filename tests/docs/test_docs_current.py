@@ -33,6 +33,12 @@ def _read(relative: str) -> str:
         return f.read()
 
 
+def _documented_fingerprint(relative: str) -> str | None:
+    """The sources fingerprint a generated page records, or None where it records none."""
+    match = re.search(r"sources fingerprint: ([0-9a-f]{16}) -->", _read(relative))
+    return match.group(1) if match else None
+
+
 def test_weight_map_doc_prints_the_current_table():
     tool = _tool("weight_map_doc")
     assert _read("docs/weight_map.md") == tool.render(), "docs/weight_map.md is stale: run tools/weight_map_doc.py"
@@ -62,10 +68,9 @@ def test_conformance_doc_names_every_left_out_test_and_counts_every_ported_one()
 
 def test_loading_doc_was_measured_with_the_current_code():
     tool = _tool("benchmark_loading")
-    doc = _read("docs/loading.md")
-    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
-    assert match, "docs/loading.md has no sources fingerprint: run tools/benchmark_loading.py"
-    assert match.group(1) == tool.sources_fingerprint(), (
+    documented = _documented_fingerprint("docs/loading.md")
+    assert documented, "docs/loading.md has no sources fingerprint: run tools/benchmark_loading.py"
+    assert documented == tool.sources_fingerprint(), (
         "the loading code or the benchmark changed since docs/loading.md was measured: "
         "run .venv/bin/python tools/benchmark_loading.py"
     )
@@ -95,9 +100,8 @@ def test_benchmark_measures_both_libraries_on_the_same_logits(tmp_path):
 
 def test_tokenizer_speed_doc_was_measured_with_the_current_code():
     tool = _tool("benchmark_tokenizer")
-    doc = _read("docs/tokenizer_speed.md")
-    match = re.search(r"<!-- sources fingerprint: ([0-9a-f]{16}) -->", doc)
-    assert match and match.group(1) == tool.sources_fingerprint(), (
+    documented = _documented_fingerprint("docs/tokenizer_speed.md")
+    assert documented and documented == tool.sources_fingerprint(), (
         "the tokenizer or its benchmark changed since docs/tokenizer_speed.md was measured: "
         "run .venv/bin/python tools/benchmark_tokenizer.py"
     )
@@ -229,9 +233,8 @@ def test_training_results_doc_is_the_rendering_of_the_current_measurements(langu
 
 def test_performance_doc_was_measured_with_the_current_code():
     tool = _tool("performance_report")
-    doc = _read("docs/performance.md")
-    match = re.search(r"sources fingerprint: ([0-9a-f]{16}) -->", doc)
-    assert match and match.group(1) == tool.sources_fingerprint(), (
+    documented = _documented_fingerprint("docs/performance.md")
+    assert documented and documented == tool.sources_fingerprint(), (
         "the fast path, the model or the benchmark changed since docs/performance.md was measured: "
         "run .venv/bin/python tools/performance_report.py"
     )
@@ -300,13 +303,12 @@ def test_the_fault_corpus_report_in_the_doc_is_the_corpus_s():
 
 def test_training_speed_doc_was_measured_with_the_current_code():
     tool = _tool("training_speed_report")
-    doc = _read("docs/training_speed.md")
-    match = re.search(r"sources fingerprint: ([0-9a-f]{16}) -->", doc)
-    assert match and match.group(1) == tool.sources_fingerprint(), (
+    documented = _documented_fingerprint("docs/training_speed.md")
+    assert documented and documented == tool.sources_fingerprint(), (
         "the training paths or their benchmark changed since docs/training_speed.md was measured: "
         "run .venv/bin/python tools/training_speed_report.py"
     )
-    assert json.loads(_read("docs/training_speed.json"))["fingerprint"] == match.group(1)
+    assert json.loads(_read("docs/training_speed.json"))["fingerprint"] == documented
 
 
 def test_training_speed_doc_is_its_json_rendered():
