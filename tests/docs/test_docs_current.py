@@ -354,3 +354,17 @@ def test_learner_blocks_refuse_a_readme_without_its_markers():
     measured = json.loads(_read("docs/training/learner_run.json"))
     with pytest.raises(ValueError, match="expected one block"):
         tool.with_blocks("# a README without the markers\n", measured, "README.md")
+
+
+def test_chinese_corpus_manifest_was_made_by_the_current_code():
+    """docs/training/chinese_corpus.json (the sources, their licences and what each adds)
+    comes from tools/chinese_corpus.py with today's extraction, split and cloze set."""
+    from tools import chinese_corpus as tool
+    from tools.testing_utils import sources_fingerprint
+
+    manifest = json.loads(_read("docs/training/chinese_corpus.json"))
+    assert manifest["sources_fingerprint"] == sources_fingerprint(ROOT, tool.CORPUS_SOURCES), (
+        "the corpus's code or its exclusions changed since the manifest was written: "
+        "run .venv/bin/python tools/chinese_corpus.py")
+    assert list(manifest["sources"]) == list(tool.SOURCES)
+    assert manifest["han_characters"] == sum(s["han_characters"] for s in manifest["sources"].values())
