@@ -158,7 +158,8 @@ SOURCES: dict[str, Source] = {
              "6d2d8d9a646397e28b04cdff23d2e4374101ebf9be348e35961af62c8a2d0977", 1885052),
         r".+\.html", "html_page"),
     "debian-faq-zh-cn": Source(
-        "the Debian FAQ, simplified Chinese", "GPL-2.0+ (debian/copyright)",
+        "the Debian FAQ, simplified Chinese",
+        "a permission notice: verbatim and modified copies allowed, the notice kept (SPI, debian/copyright)",
         _deb("pool/main/d/debian-faq/debian-faq-zh-cn_11.1_all.deb",
              "3545356b1aa04d87e91dd15e8406210cf5b4f476662e597897bcb42234591758", 169764),
         r".+\.html", "html_page"),
@@ -183,7 +184,8 @@ SOURCES: dict[str, Source] = {
              "9cdd1f3d348361121e9bd3d7ee42da5fa1b6fb3495098b85d0eff5e5a49373de", 302840),
         r".+\.zh\.html", "html_page"),
     "gimp-help-zh-cn": Source(
-        "GIMP's help, simplified Chinese", "GFDL-1.2+ (the GIMP help's own licence)",
+        "GIMP's help, simplified Chinese",
+        "GFDL (the GIMP manual's licence; the copyright file is in gimp-help-common, not this package)",
         _deb("pool/main/g/gimp-help/gimp-help-zh-cn_2.10.34-2_all.deb",
              "4b2c2c8c0e92dde4d278d668e0ae83fd3731ef1e717d76240ae60339b703efda", 49619036),
         r".+\.html", "html_page"),
