@@ -169,7 +169,7 @@ SOURCES: dict[str, Source] = {
              "d605b60a034f63857bc44205aed5ad7ba6e17d0d2b1ba5e79179b4e7ec4ee4bc", 661068),
         r".+\.html", "html_page"),
     "debian-edu-doc-zh-cn": Source(
-        "the Debian Edu manuals, simplified Chinese", "GPL-2.0+",
+        "the Debian Edu manuals, simplified Chinese", "GPL-2.0+ (a few parts GPL-3.0+)",
         _deb("pool/main/d/debian-edu-doc/debian-edu-doc-zh-cn_2.12.23~deb12u1_all.deb",
              "d98fa11ea24238d38631d756ab75144c3d97dbd2a2e5a0223f2f7d8d975ecff2", 10096624),
         r".+\.html", "html_page"),
