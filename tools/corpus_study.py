@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from mini_hf_bert.file_utils import write_text  # noqa: E402
+from mini_hf_bert.file_utils import directory_lock, write_text  # noqa: E402
 from tools import chinese_corpus  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "training", "corpus_study.json")
@@ -100,6 +100,17 @@ def run_one(name: str, vocab: str, cache: str, work: str, held_out: dict[str, li
     return result
 
 
+def recorded_runs(fingerprint: str) -> dict:
+    """The study as the file holds it, or an empty one where it is missing or was measured
+    by other code."""
+    if os.path.isfile(OUT):
+        with open(OUT, encoding="utf-8") as f:
+            recorded = json.load(f)
+        if recorded.get("sources_fingerprint") == fingerprint:
+            return recorded
+    return {"steps": STEPS, "options": PHASE, "runs": {}, "sources_fingerprint": fingerprint}
+
+
 def main(argv: list[str] | None = None) -> int:
     from tools.mask_benchmark import held_out_sentences
     from tools.testing_utils import sources_fingerprint
@@ -115,20 +126,18 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"corpus_study: {vocab} is missing: run tools/chinese_corpus.py first\n")
         return 1
     fingerprint = sources_fingerprint(ROOT, SOURCES)
-    results: dict = {"steps": STEPS, "options": PHASE, "runs": {}, "sources_fingerprint": fingerprint}
-    if os.path.isfile(OUT):
-        with open(OUT, encoding="utf-8") as f:
-            recorded = json.load(f)
-        if recorded.get("sources_fingerprint") == fingerprint:  # else measured by other code: start over
-            results = recorded
     held_out = {source: texts[:HELD_OUT_SENTENCES] for source, texts in held_out_sentences().items()}
     for name in args.only or RUNS:
-        if name in results["runs"]:
+        if name in recorded_runs(fingerprint)["runs"]:
             continue
-        results["runs"][name] = run_one(name, vocab, args.corpus_dir, tempfile.mkdtemp(prefix="corpus-study-"),
-                                        held_out)
-        write_text(OUT, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-        everyday = results["runs"][name]["everyday"]
+        result = run_one(name, vocab, args.corpus_dir, tempfile.mkdtemp(prefix="corpus-study-"), held_out)
+        # Two processes may run different --only lists side by side: each adds its run to
+        # the file as it stands now, under the folder's lock, so neither drops the other's.
+        with directory_lock(os.path.dirname(OUT), exclusive=True):
+            results = recorded_runs(fingerprint)
+            results["runs"][name] = result
+            write_text(OUT, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+        everyday = result["everyday"]
         sys.stdout.write(f"{name}: everyday top-1 {everyday['top1']:.3f}, top-5 {everyday['top5']:.3f}\n")
     return 0
 
