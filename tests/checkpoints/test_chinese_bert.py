@@ -46,6 +46,13 @@ def test_the_shipped_model_is_the_one_its_recipe_made():
     for phase in tool.PHASES:  # the commands recorded are the tool's, which the docs print
         assert recipe["phases"][phase]["command"] == "python " + " ".join(tool.command(phase, "runs/zh-bert"))
         assert recipe["phases"][phase]["seconds"] > 0
+    for phase, stage in tool.STAGES.items():  # a committed stage: the weights the next phase started from
+        with open(os.path.join(ROOT, stage, "stage.json"), encoding="utf-8") as f:
+            recorded = json.load(f)
+        with open(os.path.join(ROOT, stage, "model.safetensors"), "rb") as f:
+            assert hashlib.sha256(f.read()).hexdigest() == recorded["model_safetensors_sha256"], stage
+        assert recipe["phases"][phase] == {k: v for k, v in recorded.items() if k != "model_safetensors_sha256"}
+        assert any(tool.command(p, "runs/zh-bert")[-2:] == ["--init-checkpoint", stage] for p in tool.PHASES)
     with open(os.path.join(path, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
     assert config["architectures"] == ["BertForPreTraining"]
