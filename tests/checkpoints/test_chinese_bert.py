@@ -15,7 +15,7 @@ import torch
 import transformers
 
 import mini_hf_bert
-from mini_hf_bert import BertForMaskedLM, BertForPreTraining, BertTokenizer, chinese_checkpoint_dir, pipeline
+from mini_hf_bert import BertForPreTraining, BertTokenizer, chinese_checkpoint_dir, pipeline
 from mini_hf_bert.checkpoints.bundled import CHINESE_CHECKPOINT
 from mini_hf_bert.commands.cli import build_parser, main
 from mini_hf_bert.commands.arguments import checkpoint_source
