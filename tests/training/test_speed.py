@@ -88,8 +88,13 @@ def test_a_short_run_reports_every_contender():
     today = report.timings[0]
     assert today.vs_today == 1.0
     for timing in report.timings:
-        assert timing.ms > 0 and timing.tokens_per_s > 0 and 0 < timing.roofline_share < 1
+        assert timing.ms > 0 and timing.tokens_per_s > 0 and timing.roofline_share > 0
         assert timing.vs_transformers == pytest.approx(report.timings[2].ms / timing.ms)
+    # The share's size depends on the load (the step and the large product are timed apart,
+    # and one measured 1.02 once), so its arithmetic is checked instead: every contender
+    # steps on the same batches, so share x time (the step's FLOPs over the rate) is equal.
+    step_work = [timing.roofline_share * timing.ms for timing in report.timings]
+    assert step_work == pytest.approx([step_work[0]] * len(step_work))
     assert 0.5 < report.fill["phase 1"] <= 1.0
     text = speed.format_training_report(report)
     assert "### phase 1: 128 x 32, fp32" in text and all(name in text for name in names)
