@@ -14,7 +14,7 @@ import pytest
 import transformers
 
 from mini_hf_bert.parity.compare import ParityRow, parity_doc_problems
-from mini_hf_bert.parity.testing_utils import sources_fingerprint
+from tools.testing_utils import sources_fingerprint
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 PARITY_DOC = os.path.join(ROOT, "docs", "parity.md")

@@ -12,6 +12,8 @@
   Writers of a model directory hold it exclusively, readers shared, so a reader never sees
   half of one save and half of another, and two saves into one directory run one after
   the other: the last complete save wins.
+* ``save_png(figure, path)``: a matplotlib figure written as ``staged_file`` writes, then
+  closed: the one way the training curves and the attention pictures are saved.
 * ``RunLock``: a training run's hold on its output directory, a lock file naming the pid;
   a second run into the same directory is refused while the first is alive. A killed run
   leaves no lock behind (the kernel drops ``flock`` locks with the process).
@@ -508,3 +510,20 @@ class RunLock:
         if self.created_directory:
             with contextlib.suppress(OSError):
                 os.rmdir(self.directory)  # only if the run wrote nothing: rmdir refuses a non-empty directory
+
+
+#: Dots per inch of every PNG this package writes (training curves, attention pictures).
+PNG_DPI = 100
+
+
+def save_png(figure: Any, path: str, dpi: int = PNG_DPI) -> str:
+    """Write the matplotlib ``figure`` to ``path`` as a PNG, whole (``staged_file``), and
+    close it, written or not (pyplot keeps every open figure alive until then); ``path``."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with staged_file(path) as staged:
+            figure.savefig(staged, dpi=dpi, format="png")
+    finally:
+        plt.close(figure)
+    return path

@@ -17,7 +17,7 @@ import transformers  # noqa: E402
 
 import mini_hf_bert
 from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
-from mini_hf_bert.parity.testing_utils import write_hub_legacy_checkpoint
+from tools.testing_utils import write_hub_legacy_checkpoint
 
 transformers.utils.logging.disable_progress_bar()
 transformers.utils.logging.set_verbosity_error()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import transformers
 
-from mini_hf_bert.parity.testing_utils import counterpart_annotations, resolve_transformers_name
+from tools.testing_utils import counterpart_annotations, resolve_transformers_name
 
 FOUR_X = [(q, c) for q, c, v in counterpart_annotations() if v == "4.x"]
 

@@ -9,7 +9,7 @@ import transformers
 
 from mini_hf_bert import pipeline
 from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
-from mini_hf_bert.parity.testing_utils import write_head_checkpoint
+from tools.testing_utils import write_head_checkpoint
 from tests.pipelines.test_pipelines import assert_close
 
 CONTEXT = ("The Eiffel Tower, completed in 1889, stands in Paris on the Champ de Mars. It was designed by the "

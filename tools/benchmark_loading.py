@@ -58,7 +58,7 @@ TARGET_SPEEDUP = 3.0
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint  # lazily: a --child imports only what it measures
+    from tools.testing_utils import sources_fingerprint as fingerprint  # lazily: a --child imports only what it measures
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 
@@ -123,7 +123,7 @@ def measure_once(library: str, directory: str) -> dict:
 
 # ---------------------------------------------------------------- the run (parent)
 def write_checkpoints(workdir: str) -> dict[str, str]:
-    from mini_hf_bert.parity.testing_utils import (
+    from tools.testing_utils import (
         write_hub_legacy_checkpoint,
         write_transformers_safetensors_checkpoint,
     )

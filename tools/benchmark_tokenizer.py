@@ -51,7 +51,7 @@ CALLS = {
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint  # lazily, as every import here
+    from tools.testing_utils import sources_fingerprint as fingerprint  # lazily, as every import here
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 

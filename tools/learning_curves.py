@@ -85,7 +85,7 @@ def stamp(results: dict, checkpoint: str) -> dict:
     """``results`` with the fingerprint of ``SOURCES`` and the model's SHA-256."""
     import hashlib
 
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint
+    from tools.testing_utils import sources_fingerprint
 
     with open(os.path.join(checkpoint, "model.safetensors"), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()

@@ -38,7 +38,7 @@ MEASUREMENTS = os.path.join(ROOT, "docs", "performance.json")
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint
+    from tools.testing_utils import sources_fingerprint as fingerprint
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 

@@ -58,7 +58,7 @@ PLATEAU_SOURCES = ("tools/pretraining_study.py", "mini_hf_bert/training/pretrain
 #: What the masking study's numbers depend on: the JSON records their fingerprint, and the
 #: docs' test compares it with today's.
 MASKING_SOURCES = ("tools/pretraining_study.py", "tools/learning_curves.py", "mini_hf_bert/training/pretraining.py",
-                   "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/mask_benchmark.py",
+                   "mini_hf_bert/training/pretraining_data.py", "tools/mask_benchmark.py",
                    "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py",
                    "mini_hf_bert/training/trainer.py")
 #: Tokens each run reads (instances x length), and how often it is evaluated.
@@ -104,8 +104,8 @@ def masking_study(phase1: str) -> None:
     import torch
 
     from mini_hf_bert import BertForPreTraining, BertTokenizer
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint
-    from mini_hf_bert.training.mask_benchmark import (
+    from tools.testing_utils import sources_fingerprint
+    from tools.mask_benchmark import (
         bert_guesser,
         held_out_sentences,
         masked_character_accuracy,
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.masking:
         masking_study(args.masking)
         return
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint
+    from tools.testing_utils import sources_fingerprint
 
     fingerprint, results = sources_fingerprint(ROOT, PLATEAU_SOURCES), {}
     if os.path.isfile(OUT):

@@ -36,7 +36,7 @@ TARGET_VS_TRANSFORMERS = 2.0
 
 
 def sources_fingerprint() -> str:
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint as fingerprint
+    from tools.testing_utils import sources_fingerprint as fingerprint
 
     return fingerprint(ROOT, MEASURED_SOURCES)
 

@@ -35,7 +35,7 @@ from torch import nn  # noqa: E402
 from mini_hf_bert.companion.tokenize_explain import explain_tokenization  # noqa: E402
 from mini_hf_bert.companion.trace_report import trace_texts  # noqa: E402
 from mini_hf_bert.companion.tracing import run_with_cache  # noqa: E402
-from mini_hf_bert.file_utils import staged_file, write_text  # noqa: E402
+from mini_hf_bert.file_utils import save_png, write_text  # noqa: E402
 from mini_hf_bert.modeling_bert import BertForPreTraining, BertModel  # noqa: E402
 from mini_hf_bert.parity.compare import DOC_ATOL, DOC_RTOL  # noqa: E402
 from mini_hf_bert.tokenization_bert import BertTokenizer  # noqa: E402
@@ -435,10 +435,8 @@ PICTURE_WORDS = {
 }
 
 
-def _save(fig, path: str) -> str:
-    with staged_file(path) as staged:
-        fig.savefig(staged, dpi=90, format="png")
-    return path
+#: The walk-through's pictures are drawn smaller than the package's (PNG_DPI): they sit in a page.
+WALKTHROUGH_DPI = 90
 
 
 def draw_pictures(facts: Facts, checkpoint: str, out_dir: str, walk: Walk = WALKS["en"],
@@ -469,8 +467,7 @@ def draw_pictures(facts: Facts, checkpoint: str, out_dir: str, walk: Walk = WALK
             ax.set_yticks(range(len(tokens)), tokens, fontsize=8)
         fig.suptitle(words["embeddings"], fontsize=11)
         fig.tight_layout(rect=(0, 0, 1, 0.94))
-        written.append(_save(fig, os.path.join(out_dir, "embeddings.png")))
-        plt.close(fig)
+        written.append(save_png(fig, os.path.join(out_dir, "embeddings.png"), dpi=WALKTHROUGH_DPI))
 
         # The mask: which keys each sequence may attend, the additive mask, what softmax makes of it.
         fig, axes = plt.subplots(1, 3, figsize=(16, 5), gridspec_kw={"width_ratios": [1.2, 1.2, 1.2]})
@@ -489,8 +486,7 @@ def draw_pictures(facts: Facts, checkpoint: str, out_dir: str, walk: Walk = WALK
             ax.set_yticks(range(len(short)), short, fontsize=8)
             ax.set_xticks(range(len(short)), short, rotation=90, fontsize=8)
         fig.tight_layout()
-        written.append(_save(fig, os.path.join(out_dir, "mask.png")))
-        plt.close(fig)
+        written.append(save_png(fig, os.path.join(out_dir, "mask.png"), dpi=WALKTHROUGH_DPI))
 
         # The feed-forward's GELU: where the pre-activations lie on the curve.
         ffn = facts.arrays["ffn"]
@@ -509,8 +505,7 @@ def draw_pictures(facts: Facts, checkpoint: str, out_dir: str, walk: Walk = WALK
         ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize=8)
         ax.set_title(words["gelu.title"], fontsize=10)
         fig.tight_layout()
-        written.append(_save(fig, os.path.join(out_dir, "gelu.png")))
-        plt.close(fig)
+        written.append(save_png(fig, os.path.join(out_dir, "gelu.png"), dpi=WALKTHROUGH_DPI))
 
     # Attention maps of layer 0: every head, and the interactive page.
     model = BertModel.from_pretrained(checkpoint)
@@ -569,7 +564,7 @@ STAGE_NAMES = {
 
 
 def fingerprint(root: str) -> str:
-    from mini_hf_bert.parity.testing_utils import sources_fingerprint
+    from tools.testing_utils import sources_fingerprint
 
     return sources_fingerprint(root, SOURCES)
 

@@ -34,36 +34,46 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
                                                           "from the training documents, see --build-vocab)")
     pretrain.add_argument("--build-vocab", choices=("auto", "chars", "wordpiece"), default="auto",
                           help="chars: one token per character, as BERT-Chinese; wordpiece: trained merges; "
-                               "auto: chars for mostly-Chinese text, else wordpiece")
-    pretrain.add_argument("--vocab-size", type=int, default=8000, help="WordPiece vocabulary size (default 8000)")
-    pretrain.add_argument("--size", choices=("quick", "tiny", "small"), default="quick",
-                          help="model size: quick 2x64 (CI, seconds), tiny 2x128, small 4x256")
-    pretrain.add_argument("--quick", action="store_true", help="a CI-sized run: 300 documents, 60 steps, length 64")
-    pretrain.add_argument("--max-seq-length", type=int, help="default 128 (--quick: 64)")
-    pretrain.add_argument("--max-steps", type=int, help="default 1000 (--quick: 60)")
-    pretrain.add_argument("--batch-size", type=int, default=32, help="examples per optimiser step, over all processes")
-    pretrain.add_argument("--gradient-accumulation-steps", type=int, default=1)
-    pretrain.add_argument("--learning-rate", type=float, default=1e-3)
-    pretrain.add_argument("--warmup-steps", type=int, help="default: a tenth of the steps")
+                               "auto: chars for mostly-Chinese text, else wordpiece (default: %(default)s)")
+    pretrain.add_argument("--vocab-size", type=int, default=8000, help="WordPiece vocabulary size (default: %(default)s)")
+    pretrain.add_argument("--size", choices=tuple(PRETRAIN_SIZES),
+                          help="model size: " + ", ".join(f"{name} {shape}" for name, shape in PRETRAIN_SIZES.items())
+                               + f" (default: {SIZED['size'][0]}; --quick: {SIZED['size'][1]})")
+    pretrain.add_argument("--quick", action="store_true",
+                          help="a CI-sized run: " + ", ".join(f"--{k.replace('_', '-')} {v[1]}" for k, v in SIZED.items()
+                                                              if v[1] is not None))
+    for name, (full, quick) in SIZED.items():
+        if name in ("size", "max_documents"):
+            continue
+        pretrain.add_argument(f"--{name.replace('_', '-')}", type=int, metavar="N",
+                              help=f"{SIZED_HELP[name]} (default: {full}; --quick: {quick})")
+    pretrain.add_argument("--batch-size", type=int, default=32,
+                          help="examples per optimiser step, over all processes (default: %(default)s)")
+    pretrain.add_argument("--gradient-accumulation-steps", type=int, default=1, metavar="N",
+                          help="micro-batches per step and process (default: %(default)s)")
+    pretrain.add_argument("--learning-rate", type=float, default=1e-3, help="peak learning rate (default: %(default)s)")
+    pretrain.add_argument("--warmup-steps", type=int, metavar="N", help="(default: a tenth of the steps)")
     pretrain.add_argument("--optimizer", choices=("adamw", "google"), default="adamw",
-                          help="adamw: torch AdamW, transformers' linear schedule; google: AdamWeightDecay, Google's")
-    pretrain.add_argument("--dupe-factor", type=int, help="passes over the corpus, each with other masks (default 5; --quick: 2)")
+                          help="adamw: torch AdamW, transformers' linear schedule; google: AdamWeightDecay, Google's "
+                               "(default: %(default)s)")
     pretrain.add_argument("--whole-word-mask", action="store_true",
                           help="mask all pieces of a word together; on the Chinese corpora, all characters of a "
                                "word of their segmentation (Chinese BERT-wwm)")
-    pretrain.add_argument("--dynamic-masking", action="store_true", help="new masks every step (RoBERTa) instead of Google's")
-    pretrain.add_argument("--max-documents", type=int, help="use only the first N documents (--quick: 300)")
-    pretrain.add_argument("--eval-every", type=int, help="default 100 (--quick: 20)")
-    pretrain.add_argument("--save-every", type=int, help="default 100 (--quick: 30)")
-    pretrain.add_argument("--seed", type=int, default=12345)
-    pretrain.add_argument("--dropout", type=float, default=0.1, help="hidden and attention dropout (BERT: 0.1)")
+    pretrain.add_argument("--dynamic-masking", action="store_true",
+                          help="new masks every step (RoBERTa) instead of Google's static ones")
+    pretrain.add_argument("--max-documents", type=int, metavar="N",
+                          help="use only the first N documents (default: all; --quick: "
+                               f"{SIZED['max_documents'][1]})")
+    pretrain.add_argument("--seed", type=int, default=12345, help="(default: %(default)s)")
+    pretrain.add_argument("--dropout", type=float, default=0.1,
+                          help="hidden and attention dropout (default: %(default)s, BERT's)")
+    _add_compute_arguments(pretrain)
     pretrain.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
-    pretrain.add_argument("--no-progress", action="store_true")
-    pretrain.add_argument("--bf16", action="store_true",
-                          help="compute in bfloat16 (autocast; fp32 weights): on a GPU, or a CPU with AMX or AVX512-BF16")
+    pretrain.add_argument("--no-progress", action="store_true", help="no progress bar")
     pretrain.add_argument("--init-checkpoint", metavar="SRC", type=checkpoint_source,
                           help="start from this BertForPreTraining (and its vocabulary) instead of random weights: "
-                               "Google's second phase at a longer --max-seq-length (its --size is the checkpoint's)")
+                               "Google's second phase at a longer --max-seq-length (its --size is the checkpoint's) "
+                               "(default: none, random weights)")
     pretrain.add_argument("--max-position-embeddings", type=int, metavar="N",
                           help="positions the new model has (default: --max-seq-length); a first phase at a short "
                                "length gives the final length here")
@@ -73,26 +83,47 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
                                         "and report it beside a majority baseline and the same run from random weights")
     finetune.add_argument("task", choices=("sentiment", "ner"))
     finetune.add_argument("checkpoint", type=checkpoint_source, help=ANY_FORM)
-    finetune.add_argument("output_dir")
-    finetune.add_argument("--max-steps", type=int, default=300)
-    finetune.add_argument("--batch-size", type=int, default=32)
-    finetune.add_argument("--learning-rate", type=float, default=5e-4)
-    finetune.add_argument("--max-length", type=int, default=64, help="tokens per example (default 64)")
-    finetune.add_argument("--max-examples", type=int, help="train on N labelled examples (default: all); the test set is always the fixed split's")
-    finetune.add_argument("--optimizer", choices=("adamw", "google"), default="adamw")
-    finetune.add_argument("--eval-every", type=int, default=100)
-    finetune.add_argument("--save-every", type=int, default=100)
-    finetune.add_argument("--seed", type=int, default=12345)
+    finetune.add_argument("output_dir", help="where checkpoints, log.jsonl and training_curves.png go "
+                                             "(the run from random weights: OUTPUT_DIR/from-scratch)")
+    finetune.add_argument("--max-steps", type=int, default=300, metavar="N", help="(default: %(default)s)")
+    finetune.add_argument("--batch-size", type=int, default=32, help="(default: %(default)s)")
+    finetune.add_argument("--learning-rate", type=float, default=5e-4, help="peak learning rate (default: %(default)s)")
+    finetune.add_argument("--max-length", type=int, default=64, metavar="N", help="tokens per example (default: %(default)s)")
+    finetune.add_argument("--max-examples", type=int, metavar="N",
+                          help="train on N labelled examples (default: all); the test set is always the fixed split's")
+    finetune.add_argument("--optimizer", choices=("adamw", "google"), default="adamw", help="(default: %(default)s)")
+    finetune.add_argument("--eval-every", type=int, default=100, metavar="N", help="steps (default: %(default)s)")
+    finetune.add_argument("--save-every", type=int, default=100, metavar="N", help="steps (default: %(default)s)")
+    finetune.add_argument("--seed", type=int, default=12345, help="(default: %(default)s)")
     finetune.add_argument("--no-scratch-baseline", action="store_true",
                           help="skip the same fine-tuning from random weights (in OUTPUT_DIR/from-scratch)")
+    _add_compute_arguments(finetune)
     finetune.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
-    finetune.add_argument("--no-progress", action="store_true")
-    finetune.add_argument("--bf16", action="store_true", help="compute in bfloat16 (autocast; fp32 weights)")
+    finetune.add_argument("--no-progress", action="store_true", help="no progress bar")
     show.set_defaults(run=run_show_instances)
     pretrain.set_defaults(run=run_pretrain)
     finetune.set_defaults(run=run_finetune)
 
 
+def _add_compute_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the training commands compute: the encoder's path, and bfloat16 or not."""
+    parser.add_argument("--attn-implementation", choices=("eager", "sdpa", "fast"), default="fast",
+                        help="the encoder's path: fast is modeling_bert_fast's training path, equal to eager in loss "
+                             "and gradients and the fastest (docs/training_speed.md) (default: %(default)s)")
+    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction,
+                        help="compute in bfloat16 (autocast; fp32 weights) (default: on where the hardware computes "
+                             "it: a GPU, or a CPU with AVX512-BF16 or AMX; off elsewhere, where it is slower)")
+
+
+#: The model sizes --size offers: (hidden, layers) as training/pretraining.py's MODEL_SIZES
+#: defines them, written here so that --help loads no torch (a test compares the two).
+PRETRAIN_SIZES = {"quick": "2x64 (CI, seconds)", "tiny": "2x128", "small": "4x256"}
+#: pretrain's settings that --quick changes: (default, with --quick).
+SIZED = {"size": ("small", "quick"), "max_seq_length": (128, 64), "max_steps": (1000, 60), "dupe_factor": (5, 2),
+         "eval_every": (100, 20), "save_every": (100, 30), "max_documents": (None, 300)}
+SIZED_HELP = {"max_seq_length": "tokens per instance", "max_steps": "optimiser steps",
+              "dupe_factor": "passes over the corpus, each with other masks",
+              "eval_every": "steps between held-out evaluations", "save_every": "steps between checkpoints"}
 #: How many of the corpus' documents decide its language (and so the default vocabulary).
 SAMPLE_DOCUMENTS = 50
 
@@ -123,17 +154,15 @@ def run_pretrain(args: argparse.Namespace) -> int:
     from ..training.pretraining import pretrain
 
     # Given values win; the rest come from --quick's sizes, else the full defaults.
-    sized = dict(max_seq_length=(128, 64), max_steps=(1000, 60), dupe_factor=(5, 2), eval_every=(100, 20),
-                 save_every=(100, 30), max_documents=(None, 300))
-    chosen = {k: getattr(args, k) if getattr(args, k) is not None else pair[args.quick] for k, pair in sized.items()}
-    trainer = pretrain(args.corpus, args.output_dir, vocab=args.vocab, size=args.size, batch_size=args.batch_size,
+    chosen = {k: getattr(args, k) if getattr(args, k) is not None else pair[args.quick] for k, pair in SIZED.items()}
+    trainer = pretrain(args.corpus, args.output_dir, vocab=args.vocab, batch_size=args.batch_size,
                        gradient_accumulation_steps=args.gradient_accumulation_steps,
                        learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
                        whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
                        resume=args.resume, progress=not args.no_progress, dropout=args.dropout,
                        build_vocab=args.build_vocab, vocab_size=args.vocab_size, bf16=args.bf16,
                        init_checkpoint=args.init_checkpoint, max_position_embeddings=args.max_position_embeddings,
-                       **chosen)
+                       attn_implementation=args.attn_implementation, **chosen)
     if trainer.rank == 0:
         last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
         print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()
@@ -150,7 +179,7 @@ def run_finetune(args: argparse.Namespace) -> int:
         resume=args.resume, max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
         max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
         eval_every=args.eval_every, save_every=args.save_every, seed=args.seed, progress=not args.no_progress,
-        bf16=args.bf16)
+        bf16=args.bf16, attn_implementation=args.attn_implementation)
     if report.result.trainer.rank == 0:
         print(f"{args.task}: held-out {report.result.metric} after {report.result.trainer.step} steps")
         for name, value in report.rows:

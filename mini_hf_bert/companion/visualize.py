@@ -33,7 +33,7 @@ import torch
 
 from .languages import checkpoint_for_text, text_language
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
-from ..file_utils import staged_file, write_text
+from ..file_utils import save_png, write_text
 from ..modeling_bert import BertModel
 
 logger = logging.getLogger(__name__)
@@ -308,11 +308,7 @@ def plot_attention(maps: AttentionMaps, layer: int, head: int | None, out: str |
             ax.set_ylabel(words["query"], fontsize=8)
         fig.suptitle(title, fontsize=11)
         fig.tight_layout(rect=(0, 0, 1, 0.97))
-        try:
-            with staged_file(out) as staged:
-                fig.savefig(staged, dpi=100, format="png")
-        finally:
-            plt.close(fig)
+        save_png(fig, out)
     return out
 
 

@@ -3,6 +3,8 @@
 * ``compare``: the tolerances (in one place, each with its reason), output comparison and
   tables, and transformers' BertModel loaded on the same weights.
 * ``benchmark``: inference speed against transformers and its peers.
-* ``testing_utils``: checkpoints written by transformers in the hub's layouts, the
-  fingerprint a generated doc records of the code it measured, and the counterpart check.
+
+The helpers only this repository's tests and tools use (checkpoints written by transformers
+in the hub's layouts, the sources fingerprint of the generated docs) are in
+``tools/testing_utils.py``, outside the package.
 """

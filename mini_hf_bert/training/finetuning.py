@@ -26,11 +26,14 @@ from torch import nn
 
 from ..checkpoints.convert import tokenizer_for
 from ..modeling_bert import BertForSequenceClassification, BertForTokenClassification
+from ..modeling_utils import check_attn_implementation
 from ..tokenization_bert import BertTokenizer
 from .trainer import (
+    TRAINING_ATTN_IMPLEMENTATION,
     Trainer,
     TrainingConfig,
     TrainingTask,
+    bf16_is_native,
     latest_checkpoint,
     output_directory,
     run_arguments,
@@ -282,9 +285,12 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
              learning_rate: float = 5e-4, warmup_steps: int | None = None, max_length: int = 64,
              max_examples: int | None = None, eval_every: int = 100, save_every: int = 100, seed: int = 12345,
              optimizer: str = "adamw", from_scratch: bool = False, resume: bool = False,
-             progress: bool = True, bf16: bool = False) -> FinetuningResult:
+             progress: bool = True, bf16: bool | None = None,
+             attn_implementation: str = TRAINING_ATTN_IMPLEMENTATION) -> FinetuningResult:
     """Fine-tune ``checkpoint`` (any form the loader reads) on ``task`` into ``output_dir``.
     ``from_scratch``: the same, from random weights of the same shape (the baseline).
+    ``bf16``: autocast to bfloat16; None (the default) turns it on where the hardware
+    computes it (``bf16_is_native``). ``attn_implementation`` computes the encoder.
 
     transformers: none (google-research/bert: ``run_classifier.py``)
     """
@@ -293,12 +299,14 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
     config = TrainingConfig(output_dir=output_dir, max_steps=max_steps, batch_size=batch_size,
                             learning_rate=learning_rate, warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
                             optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
-                            progress=progress, bf16=bf16)
+                            progress=progress, bf16=bf16_is_native() if bf16 is None else bf16)
     config.check(int(os.environ.get("WORLD_SIZE", "1")))  # every argument checked before anything is written
+    check_attn_implementation(attn_implementation)
     if max_length < 1:
         raise ValueError(f"max_length must be a positive int, got {max_length!r}")
     arguments = dict(command="finetune", task=task, checkpoint=os.path.abspath(checkpoint) if os.path.exists(checkpoint)
-                     else checkpoint, max_length=max_length, max_examples=max_examples, from_scratch=from_scratch)
+                     else checkpoint, max_length=max_length, max_examples=max_examples, from_scratch=from_scratch,
+                     attn_implementation=attn_implementation)
     with output_directory(output_dir, [checkpoint], resume, run_arguments(config, arguments)):
         train, held_out = labelled_examples(task, seed, max_examples)
         tokenizer = tokenizer_for(checkpoint)
@@ -307,7 +315,8 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
             "num_labels": len(NER_LABELS), "id2label": dict(enumerate(NER_LABELS)),
             "label2id": {label: i for i, label in enumerate(NER_LABELS)}}
         torch.manual_seed(seed)
-        model = model_class.from_pretrained(checkpoint, strict=False, **labels)  # the head is new: said in the log
+        model = model_class.from_pretrained(checkpoint, strict=False, attn_implementation=attn_implementation,
+                                            **labels)  # the head is new: said in the log
         if from_scratch:
             model = model_class(model.config)  # same shape, random weights
         if max_length > model.config.max_position_embeddings:  # the model has no positions past its table

@@ -25,6 +25,7 @@ from .build_vocab import build_char_vocab, train_wordpiece
 from ..checkpoints.convert import tokenizer_for
 from ..configuration_bert import BertConfig
 from ..modeling_bert import BertForPreTraining
+from ..modeling_utils import check_attn_implementation
 from .pretraining_data import (
     IGNORE_INDEX,
     TrainingInstance,
@@ -35,7 +36,16 @@ from .pretraining_data import (
     mask_tokens_dynamically,
 )
 from ..tokenization_bert import BertTokenizer
-from .trainer import Trainer, TrainingConfig, TrainingTask, output_directory, run_arguments, vocabulary_digest
+from .trainer import (
+    TRAINING_ATTN_IMPLEMENTATION,
+    Trainer,
+    TrainingConfig,
+    TrainingTask,
+    bf16_is_native,
+    output_directory,
+    run_arguments,
+    vocabulary_digest,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -115,15 +125,18 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
                         max_predictions_per_seq: int = 20, whole_word_mask: bool = False, seed: int = 12345,
                         max_documents: int | None = None, dropout: float = 0.1, build_vocab: str = "auto",
                         vocab_size: int = DEFAULT_WORDPIECE_SIZE, init_checkpoint: str | None = None,
-                        max_position_embeddings: int | None = None) -> PretrainingSetup:
+                        max_position_embeddings: int | None = None,
+                        attn_implementation: str = TRAINING_ATTN_IMPLEMENTATION) -> PretrainingSetup:
     """Read the corpus, set the held-out documents aside, get a vocabulary, make the
     instances and a model: fresh, or ``init_checkpoint``'s (its vocabulary too, unless
-    ``vocab`` is given). Nothing is written.
+    ``vocab`` is given). ``attn_implementation`` computes the model (not saved with it).
+    Nothing is written.
 
     transformers: none (google-research/bert: ``create_pretraining_data.py`` + ``run_pretraining.py``)
     """
     if size not in MODEL_SIZES:
         raise ValueError(f"size={size!r}: expected one of {', '.join(MODEL_SIZES)}")
+    check_attn_implementation(attn_implementation)
     positions = max_seq_length if max_position_embeddings is None else max_position_embeddings
     if positions < max_seq_length:
         raise ValueError(f"max_position_embeddings={positions} is less than max_seq_length={max_seq_length}: "
@@ -155,12 +168,13 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
     hidden, layers, heads, intermediate = MODEL_SIZES[size]
     torch.manual_seed(seed)
     if init_checkpoint is not None:
-        model = _initial_model(init_checkpoint, tokenizer, max_seq_length, dropout)
+        model = _initial_model(init_checkpoint, tokenizer, max_seq_length, dropout, attn_implementation)
     else:
         config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers,
                             num_attention_heads=heads, intermediate_size=intermediate,
                             max_position_embeddings=positions, pad_token_id=tokenizer.pad_token_id,
-                            hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+                            hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
+                            attn_implementation=attn_implementation)
         model = BertForPreTraining(config)
     corpus_sha256 = hashlib.sha256(json.dumps(documents, ensure_ascii=False).encode("utf-8")).hexdigest()
     return PretrainingSetup(tokenizer, model, train, evaluation,
@@ -168,11 +182,11 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
 
 
 def _initial_model(init_checkpoint: str, tokenizer: BertTokenizer, max_seq_length: int,
-                   dropout: float) -> BertForPreTraining:
+                   dropout: float, attn_implementation: str) -> BertForPreTraining:
     """``init_checkpoint``'s BertForPreTraining, both heads included (Google's
     ``init_checkpoint``: a later phase at a longer length starts from an earlier one)."""
-    model = BertForPreTraining.from_pretrained(init_checkpoint, hidden_dropout_prob=dropout,
-                                               attention_probs_dropout_prob=dropout)
+    model = BertForPreTraining.from_pretrained(init_checkpoint, attn_implementation=attn_implementation,
+                                               hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
     config = model.config
     if config.vocab_size != len(tokenizer):
         raise ValueError(f"--init-checkpoint {init_checkpoint}: its vocabulary has {config.vocab_size} tokens, "
@@ -320,10 +334,12 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
              dynamic_masking: bool = False, eval_every: int = 100, save_every: int = 100, seed: int = 12345,
              resume: bool = False, progress: bool = True, max_documents: int | None = None,
              dropout: float = 0.1, build_vocab: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE,
-             bf16: bool = False, init_checkpoint: str | None = None,
-             max_position_embeddings: int | None = None) -> Trainer:
+             bf16: bool | None = None, init_checkpoint: str | None = None,
+             max_position_embeddings: int | None = None,
+             attn_implementation: str = TRAINING_ATTN_IMPLEMENTATION) -> Trainer:
     """Pre-train a small BERT on ``corpus`` into ``output_dir``; returns the trainer (its
-    ``history`` holds the losses and evaluations).
+    ``history`` holds the losses and evaluations). ``bf16``: autocast to bfloat16; None
+    (the default) turns it on where the hardware computes it (``bf16_is_native``).
 
     transformers: none (google-research/bert: ``run_pretraining.py``)
     """
@@ -337,21 +353,23 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
                             gradient_accumulation_steps=gradient_accumulation_steps, learning_rate=learning_rate,
                             warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
                             optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
-                            progress=progress, bf16=bf16)
+                            progress=progress, bf16=bf16_is_native() if bf16 is None else bf16)
     config.check(int(os.environ.get("WORLD_SIZE", "1")))  # every argument checked before anything is written
+    check_attn_implementation(attn_implementation)
     arguments = dict(command="pretrain", corpus=os.path.abspath(corpus) if os.path.exists(corpus) else corpus,
                      vocab=None if vocab is None else os.path.abspath(vocab), size=size, max_seq_length=max_seq_length,
                      dupe_factor=dupe_factor, masked_lm_prob=masked_lm_prob, whole_word_mask=whole_word_mask,
                      dynamic_masking=dynamic_masking, max_documents=max_documents, dropout=dropout,
                      build_vocab=build_vocab, vocab_size=vocab_size,
                      init_checkpoint=None if init_checkpoint is None else os.path.abspath(init_checkpoint),
-                     max_position_embeddings=max_position_embeddings)
+                     max_position_embeddings=max_position_embeddings, attn_implementation=attn_implementation)
     with output_directory(output_dir, [corpus if os.path.exists(corpus) else None, vocab, init_checkpoint], resume,
                           run_arguments(config, arguments)):
         setup = prepare_pretraining(corpus, vocab, size, max_seq_length, dupe_factor, masked_lm_prob,
                                     whole_word_mask=whole_word_mask, seed=seed, max_documents=max_documents,
                                     dropout=dropout, build_vocab=build_vocab, vocab_size=vocab_size,
-                                    init_checkpoint=init_checkpoint, max_position_embeddings=max_position_embeddings)
+                                    init_checkpoint=init_checkpoint, max_position_embeddings=max_position_embeddings,
+                                    attn_implementation=attn_implementation)
         arguments.update(corpus_sha256=setup.corpus_sha256, vocabulary_sha256=setup.vocabulary_sha256)
         trainer = Trainer(setup.model, pretraining_task(setup, seed, dynamic_masking, masked_lm_prob), config, arguments)
         if resume:

@@ -7,10 +7,12 @@ that computes BertForPreTraining's loss, side by side in one run.
 Each contender takes the same optimiser steps (forward, loss, backward, gradient clipping,
 AdamW) on the same batches, from the same initial weights, in train mode (dropout on):
 
-* ``mini_hf_bert sdpa``: what ``pretrain`` runs: the reference layers with SDPA
-  attention, the vocabulary scored at the masked positions only (``masked_predictions``);
-* ``mini_hf_bert fast``: the same loss with ``attn_implementation="fast"``: real tokens
-  packed, Q, K and V in one product, ``fast_dropout`` (modeling_bert_fast.py);
+* ``mini_hf_bert sdpa``: what ``pretrain`` ran before it chose the fast path ("today's"
+  in the issue that asked for speed): the reference layers with SDPA attention, the
+  vocabulary scored at the masked positions only (``masked_predictions``);
+* ``mini_hf_bert fast``: what ``pretrain`` runs now (``--attn-implementation fast``, its
+  default): the same loss, real tokens packed, Q, K and V in one product,
+  ``fast_dropout`` (modeling_bert_fast.py);
 * ``transformers``: its BertForPreTraining with the same weights, called with ``labels``
   and ``next_sentence_label`` as its documentation shows, which scores the vocabulary at
   every position.
@@ -19,7 +21,8 @@ The batches are the recipe's (``PHASES``): instances made as ``pretrain`` makes 
 (Google's algorithm, one pass) from documents drawn at random from the training split of
 the corpus the model was trained on, so they are padded as the recipe's were. bf16 means
 torch.autocast with fp32 weights and optimiser state, as ``pretrain --bf16``; it runs
-where the CPU computes bf16 natively (AVX512-BF16 or AMX) or on a GPU.
+where the CPU computes bf16 natively (AVX512-BF16 or AMX) or on a GPU
+(``trainer.bf16_is_native``, which also turns it on in ``pretrain`` there).
 
 The roofline column: the step's useful multiply-add FLOPs (``step_flops``: the products a
 step needs on real tokens, the backward counted as twice the forward) per second, as a
@@ -44,6 +47,7 @@ from ..modeling_bert import BertForPreTraining
 from .optimization import MAX_GRAD_NORM, parameter_groups
 from .pretraining import masked_predictions
 from .pretraining_data import IGNORE_INDEX, collate_pretraining_batch, create_pretraining_instances, fixed_split
+from .trainer import bf16_is_native
 
 #: The shipped recipe's phases (mini_hf_bert/checkpoints/chinese_bert/recipe.json): name ->
 #: (batch size, max_seq_length).
@@ -106,7 +110,7 @@ def bf16_unavailable(device: torch.device) -> str | None:
 
     transformers: none
     """
-    if device.type == "cuda" or torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported():
+    if bf16_is_native(device):
         return None
     return "bf16: this CPU has neither AVX512-BF16 nor AMX, so bf16 products are emulated (slower than fp32); not timed"
 

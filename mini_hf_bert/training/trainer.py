@@ -31,6 +31,7 @@ state check out, and says which it skipped and why. The output directory is held
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -56,6 +57,7 @@ from ..file_utils import (
     RunLock,
     make_sibling_directory,
     read_file,
+    save_png,
     staged_directory,
     staged_file,
     write_json,
@@ -82,6 +84,11 @@ HISTORY_FILE = "training_history.json"
 LOG_FILE = "log.jsonl"
 PLOT_FILE = "training_curves.png"
 OPTIMIZERS = ("adamw", "google")
+#: What computes the encoder while pre-training and fine-tuning: modeling_bert_fast's
+#: training path (one QKV product, packed rows, cheaper dropout bits), equal to eager in
+#: loss and gradients (tests/core/test_fast_path.py) and the fastest per step
+#: (docs/training_speed.md). It is not saved with the model.
+TRAINING_ATTN_IMPLEMENTATION = "fast"
 logger = logging.getLogger(__name__)
 #: Arguments that may change on --resume: they decide what is shown and when, not what is computed.
 RESUMABLE_CHANGES = frozenset({"progress", "eval_every", "save_every"})
@@ -194,6 +201,21 @@ def distributed_context() -> tuple[int, int, torch.device]:
     return rank, world, torch.device("cpu")
 
 
+def bf16_is_native(device: torch.device | None = None) -> bool:
+    """Whether ``device`` (default: the one ``Trainer`` trains on, a GPU where there is one)
+    computes bfloat16 products in hardware: a GPU that supports them, or a CPU with
+    AVX512-BF16 or AMX. Elsewhere bf16 products are emulated and slower than fp32, so the
+    training commands leave autocast off there.
+
+    transformers: none (its ``TrainingArguments.bf16`` defaults to off everywhere)
+    """
+    if device is None:
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+
+
 def global_batch(examples: Sequence, step: int, batch_size: int, seed: int) -> list:
     """The examples of optimiser step ``step`` (0-based): consecutive slices of each
     epoch's permutation, drawn from (seed, epoch).
@@ -201,14 +223,21 @@ def global_batch(examples: Sequence, step: int, batch_size: int, seed: int) -> l
     transformers: none
     """
     count = len(examples)
-    chosen, permutations = [], {}
+    chosen = []
     for position in range(step * batch_size, (step + 1) * batch_size):
         epoch, index = divmod(position, count)
-        if epoch not in permutations:
-            generator = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
-            permutations[epoch] = torch.randperm(count, generator=generator).tolist()
-        chosen.append(examples[permutations[epoch][index]])
+        chosen.append(examples[epoch_order(count, seed, epoch)[index]])
     return chosen
+
+
+@functools.lru_cache(maxsize=2)  # a step spans at most two epochs; drawing one per step cost O(examples)
+def epoch_order(count: int, seed: int, epoch: int) -> tuple[int, ...]:
+    """Epoch ``epoch``'s order of ``count`` examples: a permutation drawn from (seed, epoch).
+
+    transformers: none
+    """
+    generator = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+    return tuple(torch.randperm(count, generator=generator).tolist())
 
 
 class Trainer:
@@ -745,12 +774,7 @@ def plot_history(history: History, path: str, labels: dict[str, str] | None = No
         # Beside the axes, not on them: a legend inside would cover the curves where they end.
         axes[0][1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     figure.tight_layout()
-    try:
-        with staged_file(path) as staged:
-            figure.savefig(staged, dpi=100, format="png")
-    finally:
-        plt.close(figure)
-    return path
+    return save_png(figure, path)
 
 
 def _mix(seed: int, step: int, chunk: int) -> int:

@@ -13,7 +13,7 @@ import torch
 
 import mini_hf_bert
 from mini_hf_bert.commands.cli import main
-from mini_hf_bert.parity.testing_utils import write_head_checkpoint
+from tools.testing_utils import write_head_checkpoint
 from mini_hf_bert.companion.visualize import AttentionMaps, attention_html
 
 from .fault_corpus import CASES, TRAIN_ARGS, ZH, Accept, Context, parse_markup, run_case, summary_line

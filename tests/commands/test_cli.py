@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -86,7 +87,7 @@ def test_inspect_lists_a_weights_only_directory(minilm_dir, tmp_path):
     assert "6 layers" in result.stdout and "the weights do not fix it" in result.stdout  # the heads: no config
 
 
-@pytest.mark.parametrize("args", [["--help"], ["pretrain", "--help"], ["demo", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["pretrain", "--help"], ["finetune", "--help"], ["demo", "--help"]])
 def test_help_imports_no_torch(args):
     """``--help`` answers from the parsers alone: the package root imports its names on
     first use, and each command imports the library when it runs."""
@@ -98,3 +99,32 @@ def test_help_imports_no_torch(args):
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "usage:" in result.stdout and result.stdout.rstrip().endswith("torch imported: False")
+
+
+@pytest.mark.parametrize("command", ["pretrain", "finetune"])
+def test_training_help_shows_every_default(command):
+    """Every option of the training commands that takes a value says what it is when not
+    given (issue: a learner ran the CI size without knowing it was the default)."""
+    from mini_hf_bert.commands.cli import build_parser
+
+    parser = build_parser()
+    subparser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    silent = [action.option_strings[0] for action in subparser._actions
+              if action.option_strings and action.nargs != 0 and "default" not in (action.help or "")]
+    assert silent == [], f"{command} --help: these options do not say their default: {silent}"
+    actions = {action.dest: action for action in subparser._actions}
+    assert actions["attn_implementation"].default == "fast" and "%(default)s" in actions["attn_implementation"].help
+    assert "--no-bf16" in actions["bf16"].option_strings and actions["bf16"].default is None  # None: where native
+    if command == "pretrain":
+        assert "(default: small; --quick: quick)" in actions["size"].help
+
+
+def test_pretrain_size_names_match_the_model_sizes():
+    """--help names the sizes without importing torch; they are training/pretraining.py's."""
+    from mini_hf_bert.commands.training import PRETRAIN_SIZES, SIZED
+    from mini_hf_bert.training.pretraining import MODEL_SIZES
+
+    assert list(PRETRAIN_SIZES) == list(MODEL_SIZES)
+    for name, (hidden, layers, _, _) in MODEL_SIZES.items():
+        assert PRETRAIN_SIZES[name].startswith(f"{layers}x{hidden}"), name
+    assert SIZED["size"][0] != "quick", "the default size is not the CI size"

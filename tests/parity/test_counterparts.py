@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import transformers
 
-from mini_hf_bert.parity.testing_utils import counterpart_annotations, resolve_transformers_name
+from tools.testing_utils import counterpart_annotations, resolve_transformers_name
 
 ANNOTATIONS = counterpart_annotations()
 

@@ -17,7 +17,7 @@ from mini_hf_bert import CheckpointError, pipeline
 from mini_hf_bert.pipelines import FillMaskPipeline
 from mini_hf_bert.checkpoints.convert import convert
 from mini_hf_bert.parity.compare import FP32_ATOL
-from mini_hf_bert.parity.testing_utils import write_head_checkpoint
+from tools.testing_utils import write_head_checkpoint
 
 from .test_sentence_embeddings import _reference
 from ..paths import FIXTURES

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from mini_hf_bert import BertConfig, BertForMaskedLM, BertTokenizer
-from mini_hf_bert.training.mask_benchmark import (
+from tools.mask_benchmark import (
     EDGE,
     CountModel,
     MaskedSentence,
@@ -91,7 +91,7 @@ def test_bert_guesser_reads_the_logits_at_the_mask():
 
 
 def test_masked_character_accuracy_and_unk_rate():
-    from mini_hf_bert.training.mask_benchmark import masked_character_accuracy, unk_rate
+    from tools.mask_benchmark import masked_character_accuracy, unk_rate
 
     model, tokenizer = _fixed_guesses("甲", "乙")
     sentences = ["甲甲甲甲甲甲甲甲甲甲", "乙乙乙乙乙乙乙乙乙乙", "丙丙丙丙丙丙丙丙丙丙", "短"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..tokenization_bert import BertTokenizer, _is_chinese_char
+from mini_hf_bert.tokenization_bert import BertTokenizer, _is_chinese_char
 
 #: The neighbour standing in for the sentence's edges (the [CLS] and [SEP] BERT sees there).
 EDGE = "[EDGE]"
@@ -243,7 +243,7 @@ def held_out_sentences() -> dict[str, list[str]]:
 
     transformers: none
     """
-    from .corpora import peoples_daily_documents, review_documents
+    from mini_hf_bert.training.corpora import peoples_daily_documents, review_documents
 
     return {"peoples-daily": [s for d in peoples_daily_documents(split="test") for s in d],
             "reviews": ["".join(d) for d in review_documents("test")]}

@@ -80,7 +80,7 @@ def write_head_checkpoint(directory: str | os.PathLike, base: str | os.PathLike,
     margins rather than by near-ties that rounding could flip."""
     import transformers
 
-    from ..tokenization_bert import BertTokenizer
+    from mini_hf_bert.tokenization_bert import BertTokenizer
 
     directory = os.fspath(directory)
     torch.manual_seed(seed)
