@@ -45,11 +45,28 @@ PHASE = dict(size="small", max_seq_length=32, max_position_embeddings=128, batch
 STEPS = 1500
 #: Held-out sentences of each source each model is scored on (as the masking study).
 HELD_OUT_SENTENCES = 3000
-#: What the runs' numbers depend on: the file records their fingerprint.
-SOURCES = ("tools/corpus_study.py", "tools/chinese_corpus.py", "tools/everyday_cloze.py", "tools/data/everyday_zh.tsv",
+#: The code the runs' numbers depend on (the text they read counts through the corpus
+#: manifest: see measured_fingerprint).
+SOURCES = ("tools/corpus_study.py", "tools/everyday_cloze.py", "tools/data/everyday_zh.tsv",
            "tools/mask_benchmark.py", "mini_hf_bert/training/pretraining.py",
            "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/corpora.py",
            "mini_hf_bert/training/trainer.py", "mini_hf_bert/training/optimization.py")
+
+
+def measured_fingerprint(sources: tuple[str, ...] = SOURCES, settings: object = None) -> str:
+    """What a study's numbers depend on: the measuring code (``sources``), its ``settings``,
+    and the text, as docs/training/chinese_corpus.json records it (the corpus's SHA-256,
+    each source's download and counts). The text counts by that record rather than by
+    tools/chinese_corpus.py's code, so that a change to how the corpus tool checks or writes
+    its files leaves a study current, and a change to the text it gathers does not."""
+    import hashlib
+
+    from tools.testing_utils import sources_fingerprint
+
+    with open(chinese_corpus.MANIFEST, encoding="utf-8") as f:
+        text = {k: v for k, v in json.load(f).items() if k != "sources_fingerprint"}
+    record = json.dumps([sources_fingerprint(ROOT, sources), text, settings], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(record.encode()).hexdigest()[:16]
 
 
 def everyday_scores(checkpoint: str) -> dict[str, float]:
@@ -113,7 +130,6 @@ def recorded_runs(fingerprint: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     from tools.mask_benchmark import held_out_sentences
-    from tools.testing_utils import sources_fingerprint
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", choices=tuple(RUNS), help="run only these")
@@ -125,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(vocab):
         sys.stderr.write(f"corpus_study: {vocab} is missing: run tools/chinese_corpus.py first\n")
         return 1
-    fingerprint = sources_fingerprint(ROOT, SOURCES)
+    fingerprint = measured_fingerprint()
     held_out = {source: texts[:HELD_OUT_SENTENCES] for source, texts in held_out_sentences().items()}
     for name in args.only or RUNS:
         if name in recorded_runs(fingerprint)["runs"]:

@@ -69,3 +69,23 @@ def test_the_recipe_budget_control_is_the_recipes_phase_1_on_other_text():
     assert len(control) == len(phase1)
     assert [(a, b) for a, b in zip(phase1, control) if a != b] == [(recipe.CORPUS, "other.txt"),
                                                                    ("runs/zh-bert/phase1", "out")]
+
+
+def test_the_corpus_studies_count_the_text_by_its_record_not_by_the_corpus_tools_code(tmp_path, monkeypatch):
+    from tools import chinese_corpus, corpus_recipe_study, corpus_study
+
+    manifest = tmp_path / "chinese_corpus.json"
+    monkeypatch.setattr(chinese_corpus, "MANIFEST", str(manifest))
+
+    def fingerprints(record: dict) -> tuple[str, str]:
+        manifest.write_text(json.dumps(record))
+        return corpus_study.measured_fingerprint(), corpus_recipe_study.fingerprint()
+
+    text = {"corpus_sha256": "a" * 64, "han_characters": 10}
+    first = fingerprints({**text, "sources_fingerprint": "the corpus tool's code, once"})
+    # The corpus tool's code moved, the text it wrote did not: both studies stay current.
+    assert fingerprints({**text, "sources_fingerprint": "the corpus tool's code, later"}) == first
+    # Other text: both are stale.
+    other = fingerprints({**text, "corpus_sha256": "b" * 64, "sources_fingerprint": "the corpus tool's code, once"})
+    assert other[0] != first[0] and other[1] != first[1]
+    assert first[0] != first[1]  # the recipe study counts the recipe's phase-1 command besides
