@@ -57,8 +57,9 @@ PLATEAU_SOURCES = ("tools/pretraining_study.py", "mini_hf_bert/training/pretrain
                    "mini_hf_bert/training/trainer.py", "mini_hf_bert/training/optimization.py")
 #: What the masking study's numbers depend on: the JSON records their fingerprint, and the
 #: docs' test compares it with today's.
-MASKING_SOURCES = ("tools/pretraining_study.py", "tools/learning_curves.py", "mini_hf_bert/training/pretraining.py",
-                   "mini_hf_bert/training/pretraining_data.py", "tools/mask_benchmark.py",
+MASKING_SOURCES = ("tools/pretraining_study.py", "tools/learning_curves.py", "tools/corpus_study.py",
+                   "mini_hf_bert/training/pretraining.py", "mini_hf_bert/training/pretraining_data.py",
+                   "tools/mask_benchmark.py",
                    "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py",
                    "mini_hf_bert/training/trainer.py")
 #: Tokens each run reads (instances x length), and how often it is evaluated.
@@ -101,18 +102,10 @@ def run_one(name: str, work: str) -> dict:
 def masking_study(phase1: str) -> None:
     """Characters against whole words, from the same phase-1 model, scored alike: on the
     held-out text of both sources, and by fine-tuning each at ``MASKING_LABELS`` labels."""
-    import torch
-
-    from mini_hf_bert import BertForPreTraining, BertTokenizer
-    from tools.testing_utils import sources_fingerprint
-    from tools.mask_benchmark import (
-        bert_guesser,
-        held_out_sentences,
-        masked_character_accuracy,
-        masked_sentences,
-        top_k_accuracy,
-    )
     from mini_hf_bert.training.pretraining import pretrain
+    from tools.corpus_study import held_out_scores
+    from tools.mask_benchmark import held_out_sentences
+    from tools.testing_utils import sources_fingerprint
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import learning_curves
@@ -138,16 +131,8 @@ def masking_study(phase1: str) -> None:
                 pretrain("chinese", output, init_checkpoint=phase1, max_steps=MASKING_STEPS,
                          whole_word_mask=whole_word, eval_every=MASKING_STEPS, save_every=MASKING_STEPS,
                          progress=False, **MASKING_PHASE2)
-            run: dict = {"pretraining_seconds": time.perf_counter() - started, "held_out": {}, "finetuned": {}}
-            tokenizer = BertTokenizer.from_pretrained(output)
-            model = BertForPreTraining.from_pretrained(output).eval()
-            for source, sentences in held_out.items():
-                with torch.no_grad():
-                    at_mask = masked_character_accuracy(model, tokenizer, sentences, seed=0)
-                    items = masked_sentences(sentences, tokenizer, len(sentences), seed=0)
-                    one = top_k_accuracy(bert_guesser(model, tokenizer), items)
-                run["held_out"][source] = {"mask_top1": at_mask["top1"], "mask_top5": at_mask["top5"],
-                                           "one_mask_top1": one["top1"], "one_mask_top5": one["top5"]}
+            run: dict = {"pretraining_seconds": time.perf_counter() - started,
+                         "held_out": held_out_scores(output, held_out), "finetuned": {}}
             for task in learning_curves.TASKS:
                 scores = [learning_curves.run_one(task, MASKING_LABELS, seed, "pretrained", output, work)["value"]
                           for seed in MASKING_SEEDS]
