@@ -102,3 +102,13 @@ def test_number_drift_can_fail():
     assert number_drift(base.replace("position 6", "position 7"), base)  # an index is exact
     assert number_drift(base.replace("scores", "logits"), base)  # the text is exact
     assert number_drift(base + "1.0\n", base)  # one number more
+
+
+@pytest.mark.parametrize("rank, right", [(1, True), (4, False)])
+def test_the_chinese_page_says_whether_its_own_sentence_is_filled_right(rank, right):
+    from tools.walkthrough import mlm_verdict
+
+    said = mlm_verdict("zh", {"mlm.rank": rank, "mlm.best": "首" if right else "先", "focus_token": "首"})
+    assert ("猜对了" in said) is right and ("猜错了" in said) is not right
+    if not right:  # what it put first, and where the answer ranks
+        assert "“先”" in said and f"第 {rank} 位" in said
