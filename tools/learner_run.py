@@ -32,8 +32,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from mini_hf_bert.file_utils import write_json, write_text  # noqa: E402
-from tools.templates import render  # noqa: E402
+from mini_hf_bert.file_utils import write_text  # noqa: E402
+from tools.templates import measured_or_recorded, render  # noqa: E402
 
 DATA = os.path.join(ROOT, "docs", "training", "learner_run.json")
 #: The pages with generated blocks: page -> block name -> (template, language).
@@ -211,17 +211,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--render-only", action="store_true", help="write README.md's blocks from the JSON")
     args = parser.parse_args(argv)
-    if args.render_only:
-        with open(DATA, encoding="utf-8") as f:
-            measured = json.load(f)
-    else:
-        measured = measure()
-        write_json(DATA, measured)
+    measured = measured_or_recorded(DATA, measure, args.render_only)
     for page in BLOCKS:
         with open(os.path.join(ROOT, page), encoding="utf-8") as f:
             text = f.read()
         write_text(os.path.join(ROOT, page), with_blocks(text, measured, page))
-    print(f"wrote {os.path.relpath(DATA, ROOT)} and the blocks of {', '.join(BLOCKS)}", file=sys.stderr)
+    written = "" if args.render_only else f"{os.path.relpath(DATA, ROOT)} and "
+    print(f"wrote {written}the blocks of {', '.join(BLOCKS)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ the name, never a page with a hole in it.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 PLACEHOLDER = re.compile(r"\{\{([\w.\- ]+)\}\}")
 
@@ -25,3 +26,17 @@ def render(template: str, values: Mapping[str, str], source: str) -> str:
         return values[name]
 
     return PLACEHOLDER.sub(substitute, PLACEHOLDER.sub(substitute, template))
+
+
+def measured_or_recorded(data: str, measure: Callable[[], dict], render_only: bool) -> dict:
+    """The measurements a page is rendered from: read from ``data`` (a tool's ``--render-only``,
+    after the prose changed), or measured now and written there first, so that the page and
+    its JSON always hold one measurement."""
+    if render_only:
+        with open(data, encoding="utf-8") as f:
+            return json.load(f)
+    from mini_hf_bert.file_utils import write_json
+
+    measured = measure()
+    write_json(data, measured)
+    return measured

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from mini_hf_bert.file_utils import write_json, write_text  # noqa: E402
+from mini_hf_bert.file_utils import write_text  # noqa: E402
+from tools.templates import measured_or_recorded  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "training_speed.md")
 DATA = os.path.join(ROOT, "docs", "training_speed.json")
@@ -105,12 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--render-only", action="store_true", help="write the page from docs/training_speed.json")
     args = parser.parse_args(argv)
-    if args.render_only:
-        with open(DATA, encoding="utf-8") as f:
-            measured = json.load(f)
-    else:
-        measured = measure()
-        write_json(DATA, measured)
+    measured = measured_or_recorded(DATA, measure, args.render_only)
     write_text(DOC, render(measured))
     print(f"wrote {DOC}")
     return 0
