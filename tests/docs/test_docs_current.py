@@ -236,7 +236,7 @@ def test_training_results_doc_is_the_rendering_of_the_current_measurements(langu
         f"{tool.DOCS[language]} is stale: {rerun}")
     # What the page must show: the learning curve's picture, and every target with its measurement.
     assert "learning_curves" in doc
-    assert len(re.findall(r"^\| .+ \| ≥ [\d.]+ \| [+\-]?[\d.]+ \| [✓✗] \|$", doc, flags=re.M)) == 9
+    assert len(re.findall(r"^\| .+ \| ≥ [\d.]+ \| [+\-]?[\d.]+ \| [✓✗] \|$", doc, flags=re.M)) == 11
 
 
 def test_performance_doc_was_measured_with_the_current_code():
@@ -376,3 +376,23 @@ def test_chinese_corpus_manifest_was_made_by_the_current_code():
         "run .venv/bin/python tools/chinese_corpus.py")
     assert list(manifest["sources"]) == list(tool.SOURCES)
     assert manifest["han_characters"] == sum(s["han_characters"] for s in manifest["sources"].values())
+
+
+def test_what_limits_the_everyday_score_names_the_change_that_bought_the_most():
+    tool = _tool("chinese_bert_report")
+
+    def run(characters: int, *top1: float) -> dict:
+        return {"han_characters": characters,
+                "everyday_by_step": {str(s): {"top1": v, "top5": v, "items": 100}
+                                     for s, v in zip((1500, 3000, 4500, 6000), top1)}}
+
+    measured = {"everyday": {"top1": 0.3, "top5": 0.5}}
+    study = {"runs": {"snownlp": run(100, .1, .1, .1, .18), "all": run(225, .1, .1, .1, .20),
+                      "tiny": run(225, .1, .1, .1, .05)}}
+    lines = tool.target_limit_lines(measured, study, lambda en, zh: en)
+    assert "| 4 x 256 rather than 2 x 128 | +0.150 | +15 / 100 |" in lines
+    assert "| 2.25x the text | +0.020 | +2 / 100 |" in lines
+    assert "| twice the steps (3,000 to 6,000) | +0.100 | +10 / 100 |" in lines
+    assert lines[-1] == "The largest is 4 x 256 rather than 2 x 128."
+    del study["runs"]["tiny"]  # not measured: said so, no table
+    assert "not been measured" in tool.target_limit_lines(measured, study, lambda en, zh: en)[0]
