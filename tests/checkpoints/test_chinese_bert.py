@@ -26,6 +26,9 @@ from ..paths import FIXTURES, ROOT
 #: top-5 >= 0.60 on held-out sentences with one masked character. The hand-written set
 #: below is held to the same two bars.
 FILL_MASK_TOP1, FILL_MASK_TOP5 = 0.35, 0.60
+#: A trained NSP head: the true next sentence at least this many times as likely as a random
+#: one, and held-out accuracy this far above always answering the majority label.
+NSP_ODDS, NSP_MARGIN = 5.0, 0.2
 SENTENCES = ["北京是中国的[MASK]都。", "今天天[MASK]很好，我们出去走走吧。", "这本书我看[MASK]三遍了。"]
 
 
@@ -81,7 +84,13 @@ def test_both_heads_are_trained_and_read_ordinary_chinese():
     random_pair = tokenizer("北京是中国的首都。", "这款手机的电池很耐用。", return_tensors="pt")
     with torch.no_grad():
         is_next = [torch.softmax(model(**p).seq_relationship_logits[0], -1)[0].item() for p in (pair, random_pair)]
-    assert is_next[0] > 0.5 > is_next[1], is_next
+    # A trained next-sentence head tells the two apart by far (an untrained one gives both
+    # about the same), and beats the majority label on held-out pairs by a wide margin. One
+    # pair's probability is not held to 0.5: this model gives the true pair 0.475.
+    assert is_next[0] > NSP_ODDS * is_next[1], is_next
+    with open(os.path.join(path, "recipe.json"), encoding="utf-8") as f:
+        held_out = json.load(f)["phases"]["phase2"]["final_evaluation"]
+    assert held_out["nsp_accuracy"] >= held_out["nsp_majority_accuracy"] + NSP_MARGIN, held_out
 
 
 @pytest.mark.parametrize("name", ["BertForPreTraining", "BertForMaskedLM"])
@@ -149,7 +158,9 @@ def test_chinese_text_gets_the_chinese_model_by_default(capsys, tmp_path, monkey
     assert "[UNK]" not in capsys.readouterr().out
     assert main(["tokenize", "北京是中国的首都。", "--checkpoint", "zh", "--explain"]) == 0
     explained = capsys.readouterr().out
-    assert "北 | 京 | 是 | 中 | 国 | 的 | 首 | 都 | 。" in explained and " 481 " in explained  # 首 has an id of its own
+    shou = BertTokenizer.from_pretrained(chinese_checkpoint_dir()).convert_tokens_to_ids("首")
+    assert shou != BertTokenizer.from_pretrained(chinese_checkpoint_dir()).unk_token_id  # 首 has an id of its own
+    assert "北 | 京 | 是 | 中 | 国 | 的 | 首 | 都 | 。" in explained and f" {shou} " in explained
     assert main(["tokenize", "Paris is the capital."]) == 0  # English text keeps the English vocabulary
     assert "capital" in capsys.readouterr().out
     main(["trace", "北京是中国的首都。", "--match", "^embeddings$"])
