@@ -79,9 +79,13 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
                                "length gives the final length here")
 
     finetune = commands.add_parser("finetune", parents=[common],
-                                   help="fine-tune CHECKPOINT on sentiment (shopping reviews) or ner (People's Daily), "
-                                        "and report it beside a majority baseline and the same run from random weights")
-    finetune.add_argument("task", choices=("sentiment", "ner"))
+                                   help="fine-tune CHECKPOINT on sentiment (shopping reviews), ner (People's Daily) or "
+                                        "your own labelled file, and report it beside a majority baseline and the "
+                                        "same run from random weights")
+    finetune.add_argument("task", metavar="TASK",
+                          help="sentiment, ner, or your own labelled file: .csv/.tsv with a header row text,label "
+                               "(or text,text_pair,label) for classification, or .conll/.bio (a token and its BIO "
+                               "label a line, a blank line after each sentence) for tagging; docs/training.md §6")
     finetune.add_argument("checkpoint", type=checkpoint_source, help=ANY_FORM)
     finetune.add_argument("output_dir", help="where checkpoints, log.jsonl and training_curves.png go "
                                              "(the run from random weights: OUTPUT_DIR/from-scratch)")
@@ -90,7 +94,14 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     finetune.add_argument("--learning-rate", type=float, default=5e-4, help="peak learning rate (default: %(default)s)")
     finetune.add_argument("--max-length", type=int, default=64, metavar="N", help="tokens per example (default: %(default)s)")
     finetune.add_argument("--max-examples", type=int, metavar="N",
-                          help="train on N labelled examples (default: all); the test set is always the fixed split's")
+                          help="train on N labelled examples (default: all); the test set is always the fixed split's "
+                               "(or your dev file, or the part of your file held out)")
+    finetune.add_argument("--dev", metavar="FILE",
+                          help="your held-out examples, in TASK's format (default: hold out --dev-fraction of TASK)")
+    finetune.add_argument("--dev-fraction", type=float, default=0.1, metavar="F",
+                          help="the share of your file held out when there is no --dev (default: %(default)s)")
+    finetune.add_argument("--format", dest="data_format", choices=("csv", "tsv", "conll"),
+                          help="your file's format (default: from its extension)")
     finetune.add_argument("--optimizer", choices=("adamw", "google"), default="adamw", help="(default: %(default)s)")
     finetune.add_argument("--eval-every", type=int, default=100, metavar="N", help="steps (default: %(default)s)")
     finetune.add_argument("--save-every", type=int, default=100, metavar="N", help="steps (default: %(default)s)")
@@ -143,7 +154,7 @@ def run_show_instances(args: argparse.Namespace) -> int:
         max_seq_length=args.max_seq_length,
         short_seq_prob=args.short_seq_prob, masked_lm_prob=args.masked_lm_prob,
         max_predictions_per_seq=args.max_predictions_per_seq, dupe_factor=1,
-        whole_word_mask=args.whole_word_mask, seed=args.seed)
+        whole_word_mask=args.whole_word_mask, seed=args.seed, source=args.corpus)
     print(f"{len(instances)} instances (one pass over the corpus); the first {min(args.count, len(instances))}:")
     print("marks: [MASK]→x replaced by [MASK] (80%), ⟨x⟩ kept but predicted (10%), ~y~→x random token (10%)\n")
     print("\n\n".join(pretraining_data.format_instance(i) for i in instances[:args.count]))
@@ -179,9 +190,12 @@ def run_finetune(args: argparse.Namespace) -> int:
         resume=args.resume, max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
         max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
         eval_every=args.eval_every, save_every=args.save_every, seed=args.seed, progress=not args.no_progress,
-        bf16=args.bf16, attn_implementation=args.attn_implementation)
-    if report.result.trainer.rank == 0:
-        print(f"{args.task}: held-out {report.result.metric} after {report.result.trainer.step} steps")
+        bf16=args.bf16, attn_implementation=args.attn_implementation, dev=args.dev, dev_fraction=args.dev_fraction,
+        data_format=args.data_format)
+    result = report.result
+    if result.trainer.rank == 0:
+        print(f"{args.task}: held-out {result.metric} on {result.held_out_examples} examples after "
+              f"{result.trainer.step} steps on {result.train_examples}")
         for name, value in report.rows:
             print(f"  {value:7.4f}  {name}")
     return 0

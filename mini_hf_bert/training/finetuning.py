@@ -9,6 +9,11 @@ Chinese tasks, and measure what pre-training bought.
   ``word_ids`` recipe); the rest of a word's tokens are -100. Metric: entity F1 (an entity
   counts when its type and its words are both right).
 
+* your own file: a CSV/TSV of ``text,label`` (or ``text,text_pair,label``) rows is
+  sequence classification, scored by accuracy; a CoNLL/BIO file is token classification,
+  scored by entity F1 (``labelled_files`` reads both). Held out: a dev file of the same
+  format, or a seeded tenth of the file.
+
 Each run reports the metric on held-out examples beside two baselines: the majority class
 (every review the commoner label; every word ``O``, F1 0), and the same fine-tuning, same
 steps and data, from a randomly initialised model of the same shape.
@@ -16,6 +21,7 @@ steps and data, from a randomly initialised model of the same shape.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import random
@@ -25,6 +31,7 @@ import torch
 from torch import nn
 
 from ..checkpoints.convert import tokenizer_for
+from ..file_utils import read_file
 from ..modeling_bert import BertForSequenceClassification, BertForTokenClassification
 from ..modeling_utils import check_attn_implementation
 from ..tokenization_bert import BertTokenizer
@@ -43,6 +50,10 @@ from .trainer import (
 logger = logging.getLogger(__name__)
 
 TASKS = ("sentiment", "ner")
+#: The classes of the sentiment task, in the order of the model's outputs (1 = positive).
+SENTIMENT_LABELS = ["negative", "positive"]
+#: The share of one's own file held out when no dev file is given.
+DEV_FRACTION = 0.1
 #: People's Daily tags -> entity types.
 ENTITY_TAGS = {"nr": "PER", "ns": "LOC", "nt": "ORG"}
 NER_LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
@@ -157,6 +168,58 @@ def labelled_examples(task: str, seed: int, limit: int | None) -> tuple[list, li
     return [train[i] for i in order], test
 
 
+@dataclass
+class TaskData:
+    """What ``finetune`` trains and scores on.
+
+    ``kind``: "classification" (examples ``(text, text_pair or None, label)``) or "tagging"
+    (examples ``(words, labels)``); ``labels``: the label names in the order of the model's
+    outputs; ``sources``: the files read (one's own data), which the output must not touch.
+
+    transformers: none
+    """
+
+    kind: str
+    train: list
+    held_out: list
+    labels: list[str]
+    sources: list[str]
+
+
+def task_data(task: str, seed: int, limit: int | None, dev: str | None = None, dev_fraction: float = DEV_FRACTION,
+              data_format: str | None = None) -> TaskData:
+    """``task``'s training and held-out examples: the named tasks' fixed split, or a
+    labelled file (``labelled_files``) with its ``dev`` file or a seeded ``dev_fraction``
+    held out. The training examples come in a seeded order, the first ``limit`` of them.
+
+    transformers: none
+    """
+    from .labelled_files import check_held_out_labels, check_training_labels, read_labelled_file, split_held_out
+
+    if task in TASKS:
+        if dev is not None:
+            raise ValueError(f"dev={dev!r}: a dev file goes with one's own data file; {task} is scored on its fixed "
+                             f"test split")
+        train, held_out = labelled_examples(task, seed, limit)
+        if task == "sentiment":
+            label = SENTIMENT_LABELS.__getitem__
+            return TaskData("classification", [(text, None, label(y)) for text, y in train],
+                            [(text, None, label(y)) for text, y in held_out], SENTIMENT_LABELS, [])
+        return TaskData("tagging", train, held_out, NER_LABELS, [])
+    data = read_labelled_file(task, data_format)
+    check_training_labels(data)
+    if dev is None:
+        train, held_out = split_held_out(data, dev_fraction, seed)
+    else:
+        dev_data = read_labelled_file(dev, data_format)
+        check_held_out_labels(data, dev_data)
+        train, held_out = data.examples, dev_data.examples
+    order = list(range(len(train)))
+    random.Random(seed).shuffle(order)
+    train = [train[i] for i in order[:limit]]
+    return TaskData(data.kind, train, held_out, data.labels, [task] + ([dev] if dev is not None else []))
+
+
 # ------------------------------------------------------------------------------------------
 # tasks for the Trainer
 # ------------------------------------------------------------------------------------------
@@ -172,19 +235,22 @@ class FinetuningSetup:
     train: list
     held_out: list
     max_length: int
+    labels: list[str]  # the label names, in the order of the model's outputs
 
 
-def sentiment_task(setup: FinetuningSetup) -> TrainingTask:
+def classification_task(setup: FinetuningSetup) -> TrainingTask:
     """Sequence classification: 𝓛 = CE(logits, label), mean over the global batch.
 
     transformers: none
     """
     tokenizer, max_length = setup.tokenizer, setup.max_length
+    label_ids = {label: i for i, label in enumerate(setup.labels)}
 
-    def collate(examples: list[tuple[str, int]], step: int, chunk: int) -> dict[str, torch.Tensor]:
-        batch = tokenizer([t for t, _ in examples], padding=True, truncation=True, max_length=max_length,
-                          return_tensors="pt")
-        return {**batch, "labels": torch.tensor([label for _, label in examples])}
+    def collate(examples: list[tuple[str, str | None, str]], step: int, chunk: int) -> dict[str, torch.Tensor]:
+        pairs = [pair for _, pair, _ in examples] if examples[0][1] is not None else None
+        batch = tokenizer([text for text, _, _ in examples], pairs, padding=True, truncation=True,
+                          max_length=max_length, return_tensors="pt")
+        return {**batch, "labels": torch.tensor([label_ids[label] for _, _, label in examples])}
 
     def loss_terms(model: nn.Module, batch: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         logits = model(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"],
@@ -206,13 +272,13 @@ def sentiment_task(setup: FinetuningSetup) -> TrainingTask:
                         tokenizer.save_pretrained)
 
 
-def ner_task(setup: FinetuningSetup) -> TrainingTask:
+def tagging_task(setup: FinetuningSetup) -> TrainingTask:
     """Token classification: 𝓛 = CE over each word's first token, mean over the global batch.
 
     transformers: none
     """
     tokenizer, max_length = setup.tokenizer, setup.max_length
-    label_ids = {label: i for i, label in enumerate(NER_LABELS)}
+    label_ids = {label: i for i, label in enumerate(setup.labels)}
 
     def encode(examples: list[tuple[list[str], list[str]]]) -> tuple[dict[str, torch.Tensor], list[list[int | None]]]:
         batch = tokenizer([w for w, _ in examples], is_split_into_words=True, padding=True, truncation=True,
@@ -248,7 +314,7 @@ def ner_task(setup: FinetuningSetup) -> TrainingTask:
             for row, (word_list, word_labels) in enumerate(examples):
                 guess = ["O"] * len(word_list)  # words cut off by truncation count as O
                 for position in (batch["labels"][row] != IGNORE_INDEX).nonzero().flatten().tolist():
-                    guess[words[row][position]] = NER_LABELS[int(choice[row, position])]
+                    guess[words[row][position]] = setup.labels[int(choice[row, position])]
                 predicted.append(entity_spans(guess))
                 gold.append(entity_spans(word_labels))
         return {"entity_f1": f1(predicted, gold)}
@@ -257,14 +323,14 @@ def ner_task(setup: FinetuningSetup) -> TrainingTask:
                         lambda b: [int((b["labels"] != IGNORE_INDEX).sum())], evaluate, tokenizer.save_pretrained)
 
 
-def majority_baseline(task: str, train: list, held_out: list) -> float:
-    """The metric of always answering the commonest training label.
+def majority_baseline(data: TaskData) -> float:
+    """The metric of always answering the commonest training label (the first of a tie).
 
     transformers: none
     """
-    if task == "sentiment":
-        majority = max((0, 1), key=[label for _, label in train].count)
-        return sum(label == majority for _, label in held_out) / len(held_out)
+    if data.kind == "classification":
+        majority = max(data.labels, key=[label for _, _, label in data.train].count)
+        return sum(label == majority for _, _, label in data.held_out) / len(data.held_out)
     return 0.0  # every word O: no entity found, F1 0
 
 
@@ -279,6 +345,8 @@ class FinetuningResult:
     metric: str
     value: float
     majority_baseline: float
+    train_examples: int
+    held_out_examples: int
 
 
 def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 300, batch_size: int = 32,
@@ -286,16 +354,21 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
              max_examples: int | None = None, eval_every: int = 100, save_every: int = 100, seed: int = 12345,
              optimizer: str = "adamw", from_scratch: bool = False, resume: bool = False,
              progress: bool = True, bf16: bool | None = None,
-             attn_implementation: str = TRAINING_ATTN_IMPLEMENTATION) -> FinetuningResult:
+             attn_implementation: str = TRAINING_ATTN_IMPLEMENTATION, dev: str | None = None,
+             dev_fraction: float = DEV_FRACTION, data_format: str | None = None) -> FinetuningResult:
     """Fine-tune ``checkpoint`` (any form the loader reads) on ``task`` into ``output_dir``.
+    ``task``: "sentiment", "ner", or one's own labelled file (``labelled_files``), with its
+    ``dev`` file or a seeded ``dev_fraction`` of it held out; ``data_format`` names the
+    file's format where its extension does not.
     ``from_scratch``: the same, from random weights of the same shape (the baseline).
     ``bf16``: autocast to bfloat16; None (the default) turns it on where the hardware
     computes it (``bf16_is_native``). ``attn_implementation`` computes the encoder.
 
     transformers: none (google-research/bert: ``run_classifier.py``)
     """
-    if task not in TASKS:
-        raise ValueError(f"task {task!r}: expected one of {', '.join(TASKS)}")
+    if task not in TASKS and not os.path.exists(task):
+        raise ValueError(f"task {task!r}: expected {' or '.join(TASKS)}, or a labelled file (no such file)")
+    _check_not_data(checkpoint)
     config = TrainingConfig(output_dir=output_dir, max_steps=max_steps, batch_size=batch_size,
                             learning_rate=learning_rate, warmup_steps=max_steps // 10 if warmup_steps is None else warmup_steps,
                             optimizer=optimizer, eval_every=eval_every, save_every=save_every, seed=seed,
@@ -304,16 +377,18 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
     check_attn_implementation(attn_implementation)
     if max_length < 1:
         raise ValueError(f"max_length must be a positive int, got {max_length!r}")
-    arguments = dict(command="finetune", task=task, checkpoint=os.path.abspath(checkpoint) if os.path.exists(checkpoint)
-                     else checkpoint, max_length=max_length, max_examples=max_examples, from_scratch=from_scratch,
+    data = task_data(task, seed, max_examples, dev, dev_fraction, data_format)  # a bad file is refused first
+    arguments = dict(command="finetune", task=_recorded_path(task), checkpoint=_recorded_path(checkpoint),
+                     max_length=max_length, max_examples=max_examples, from_scratch=from_scratch,
                      attn_implementation=attn_implementation)
-    with output_directory(output_dir, [checkpoint], resume, run_arguments(config, arguments)):
-        train, held_out = labelled_examples(task, seed, max_examples)
+    if data.sources:
+        arguments.update(dev=_recorded_path(dev), dev_fraction=None if dev else dev_fraction, data_format=data_format,
+                         data_sha256=_files_digest(data.sources))
+    with output_directory(output_dir, [checkpoint, *data.sources], resume, run_arguments(config, arguments)):
         tokenizer = tokenizer_for(checkpoint)
-        model_class = BertForSequenceClassification if task == "sentiment" else BertForTokenClassification
-        labels = {"num_labels": 2} if task == "sentiment" else {
-            "num_labels": len(NER_LABELS), "id2label": dict(enumerate(NER_LABELS)),
-            "label2id": {label: i for i, label in enumerate(NER_LABELS)}}
+        model_class = BertForSequenceClassification if data.kind == "classification" else BertForTokenClassification
+        labels = {"num_labels": len(data.labels), "id2label": dict(enumerate(data.labels)),
+                  "label2id": {label: i for i, label in enumerate(data.labels)}}
         torch.manual_seed(seed)
         model = model_class.from_pretrained(checkpoint, strict=False, attn_implementation=attn_implementation,
                                             **labels)  # the head is new: said in the log
@@ -323,15 +398,41 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
             logger.warning("max_length %d is more than the model's %d positions: using %d", max_length,
                            model.config.max_position_embeddings, model.config.max_position_embeddings)
             max_length = model.config.max_position_embeddings
-        setup = FinetuningSetup(task, tokenizer, train, held_out, max_length)
+        setup = FinetuningSetup(task, tokenizer, data.train, data.held_out, max_length, data.labels)
         arguments["vocabulary_sha256"] = vocabulary_digest(tokenizer)
-        trainer = Trainer(model, sentiment_task(setup) if task == "sentiment" else ner_task(setup), config, arguments)
+        classifying = data.kind == "classification"
+        trainer = Trainer(model, classification_task(setup) if classifying else tagging_task(setup), config, arguments)
         if resume:
             trainer.resume_latest()
         trainer.train()
-    metric = "accuracy" if task == "sentiment" else "entity_f1"
+    metric = "accuracy" if classifying else "entity_f1"
     final = trainer.history.evaluations[-1][metric] if trainer.history.evaluations else float("nan")
-    return FinetuningResult(trainer, metric, final, majority_baseline(task, train, held_out))
+    return FinetuningResult(trainer, metric, final, majority_baseline(data), len(data.train), len(data.held_out))
+
+
+def _recorded_path(path: str | None) -> str | None:
+    """A path as a run records it: absolute where it names a file, so that ``--resume``
+    from another directory compares the same thing."""
+    return os.path.abspath(path) if path is not None and os.path.exists(path) else path
+
+
+def _files_digest(paths: list[str]) -> str:
+    """SHA-256 of the files' bytes, in order: ``--resume`` with edited data is refused."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(read_file(path))
+    return digest.hexdigest()
+
+
+def _check_not_data(checkpoint: str) -> None:
+    """Refuse a labelled file given where the checkpoint goes, the slip of writing
+    ``finetune sentiment my_labels.csv out``: the loader's own error would be about a
+    vocabulary."""
+    from .labelled_files import FORMATS
+
+    if os.path.isfile(checkpoint) and os.path.splitext(checkpoint)[1].lower() in set(FORMATS) - {".txt"}:
+        raise ValueError(f"{checkpoint}: labelled data where the checkpoint goes; one's own data takes the task's "
+                         f"place: finetune {checkpoint} CHECKPOINT OUTPUT_DIR")
 
 
 @dataclass
