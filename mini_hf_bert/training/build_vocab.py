@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from ..file_utils import write_text
 from ..tokenization_bert import BasicTokenizer
+from .progress import progress_bar
 
 #: The special tokens, in the order of Google's vocabularies (ids 0, 100-103 there; 0-4 here).
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -68,7 +69,7 @@ def write_vocab(tokens: Sequence[str], path: str | os.PathLike) -> str:
 
 
 def train_wordpiece(documents: Sequence[Sequence[str]], vocab_size: int, do_lower_case: bool = True,
-                    min_frequency: int = 2) -> list[str]:
+                    min_frequency: int = 2, progress: bool = False) -> list[str]:
     """A WordPiece vocabulary learned from ``documents``: start from the characters, then
     merge, again and again, the adjacent pair of pieces whose merge most raises the
     likelihood of the corpus under a unigram model of the pieces (Schuster & Nakajima's
@@ -88,6 +89,7 @@ def train_wordpiece(documents: Sequence[Sequence[str]], vocab_size: int, do_lowe
         vocab_size: stop when the vocabulary (specials included) has this many tokens.
         do_lower_case: normalize as an uncased tokenizer will.
         min_frequency: a pair seen fewer times (in total, over all words) is not merged.
+        progress: show a bar (tqdm) of the vocabulary growing to ``vocab_size``.
 
     Returns:
         The tokens, in id order: the special tokens, the characters, then the merges.
@@ -140,6 +142,7 @@ def train_wordpiece(documents: Sequence[Sequence[str]], vocab_size: int, do_lowe
 
     heap = [(-score(p), p) for p, n in pair_count.items() if n >= min_frequency]
     heapq.heapify(heap)
+    bar = progress_bar(max(0, vocab_size - len(vocab)), "building the vocabulary", progress, unit="token")
     while len(vocab) < vocab_size and heap:
         negative, pair = heapq.heappop(heap)
         if pair_count[pair] < min_frequency:
@@ -171,8 +174,10 @@ def train_wordpiece(documents: Sequence[Sequence[str]], vocab_size: int, do_lowe
         if merged not in seen:
             vocab.append(merged)
             seen.add(merged)
+            bar.update()
         for piece in touched:  # every pair whose counts changed gets its new score pushed
             for other in partners.get(piece, ()):
                 if pair_count[other] >= min_frequency:
                     heapq.heappush(heap, (-score(other), other))
+    bar.close()
     return vocab[:vocab_size]

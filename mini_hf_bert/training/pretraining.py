@@ -27,6 +27,7 @@ from ..configuration_bert import BertConfig
 from ..modeling_bert import BertForPreTraining
 from ..modeling_utils import check_attn_implementation
 from .pretraining_data import (
+    CORPUS_FORMAT,
     IGNORE_INDEX,
     TrainingInstance,
     collate_pretraining_batch,
@@ -73,8 +74,10 @@ CJK_SHARE_FOR_CHARS = 0.3
 DEFAULT_WORDPIECE_SIZE = 8000
 
 
-def build_vocabulary(documents: list[list[str]], builder: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE) -> list[str]:
-    """A vocabulary for ``documents``: characters (Chinese) or trained WordPiece (``builder``).
+def build_vocabulary(documents: list[list[str]], builder: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE,
+                     progress: bool = False) -> list[str]:
+    """A vocabulary for ``documents``: characters (Chinese) or trained WordPiece (``builder``,
+    with a bar when ``progress``).
 
     transformers: none
     """
@@ -88,7 +91,7 @@ def build_vocabulary(documents: list[list[str]], builder: str = "auto", vocab_si
         builder = "chars" if cjk >= CJK_SHARE_FOR_CHARS * max(1, len(text.replace(" ", ""))) else "wordpiece"
     if builder == "chars":
         return build_char_vocab(documents)
-    return train_wordpiece(documents, vocab_size)
+    return train_wordpiece(documents, vocab_size, progress=progress)
 
 
 @dataclass
@@ -106,8 +109,10 @@ class PretrainingSetup:
     vocabulary_sha256: str = ""  # the tokens and casing: a changed vocabulary refuses --resume
 
 
-def split_documents(documents: list[list[str]], seed: int) -> tuple[list[list[str]], list[list[str]]]:
-    """(training documents, held-out documents): a seeded shuffle, ``HELD_OUT_SHARE`` aside.
+def split_documents(documents: list[list[str]], seed: int,
+                    source: str = "the corpus") -> tuple[list[list[str]], list[list[str]]]:
+    """(training documents, held-out documents): a seeded shuffle, ``HELD_OUT_SHARE`` aside;
+    ``source`` names the corpus in the error of one too small.
 
     transformers: none
     """
@@ -115,8 +120,9 @@ def split_documents(documents: list[list[str]], seed: int) -> tuple[list[list[st
     random.Random(seed).shuffle(order)
     held_out = min(MAX_HELD_OUT_DOCUMENTS, max(MIN_HELD_OUT_DOCUMENTS, int(len(documents) * HELD_OUT_SHARE)))
     if len(documents) <= held_out:
-        raise ValueError(f"the corpus has {len(documents)} document(s); pre-training needs at least "
-                         f"{held_out + 1}: {held_out} held out for evaluation, the rest to train on")
+        raise ValueError(f"{source} has {len(documents)} document(s); pre-training needs at least "
+                         f"{held_out + 1}: {held_out} held out for evaluation, the rest to train on. The format is "
+                         f"{CORPUS_FORMAT}")
     return [documents[i] for i in order[held_out:]], [documents[i] for i in order[:held_out]]
 
 
@@ -126,10 +132,12 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
                         max_documents: int | None = None, dropout: float = 0.1, build_vocab: str = "auto",
                         vocab_size: int = DEFAULT_WORDPIECE_SIZE, init_checkpoint: str | None = None,
                         max_position_embeddings: int | None = None,
-                        attn_implementation: str = TRAINING_ATTN_IMPLEMENTATION) -> PretrainingSetup:
+                        attn_implementation: str = TRAINING_ATTN_IMPLEMENTATION,
+                        progress: bool = False) -> PretrainingSetup:
     """Read the corpus, set the held-out documents aside, get a vocabulary, make the
     instances and a model: fresh, or ``init_checkpoint``'s (its vocabulary too, unless
     ``vocab`` is given). ``attn_implementation`` computes the model (not saved with it).
+    ``progress``: bars over building the vocabulary and making the instances.
     Nothing is written.
 
     transformers: none (google-research/bert: ``create_pretraining_data.py`` + ``run_pretraining.py``)
@@ -146,7 +154,7 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
         documents = load_corpus(corpus)
         if max_documents is not None:
             documents = documents[:max_documents]
-        train_documents, eval_documents = split_documents([d for d in documents if d], seed)
+        train_documents, eval_documents = split_documents([d for d in documents if d], seed, corpus)
     else:  # the fixed Chinese test split is held out, whatever the seed
         train_documents, eval_documents = split
         if max_documents is not None:
@@ -156,15 +164,17 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
         tokenizer = tokenizer_for(init_checkpoint)
     elif vocab is None:  # every rank builds the same list; it is written with the first checkpoint
         tokens = build_vocabulary([[s if isinstance(s, str) else "".join(s) for s in d] for d in train_documents],
-                                  build_vocab, vocab_size)
+                                  build_vocab, vocab_size, progress)
         tokenizer = BertTokenizer(vocab={token: index for index, token in enumerate(tokens)}, do_lower_case=True)
     else:
         tokenizer = tokenizer_for(vocab)
     options = dict(max_seq_length=max_seq_length, masked_lm_prob=masked_lm_prob,
                    max_predictions_per_seq=max_predictions_per_seq, whole_word_mask=whole_word_mask)
-    train = create_pretraining_instances(train_documents, tokenizer, dupe_factor=dupe_factor, seed=seed, **options)
-    evaluation = create_pretraining_instances(eval_documents, tokenizer, dupe_factor=1,
-                                              seed=seed + 1, **options)[:MAX_EVAL_INSTANCES]  # shuffled: a sample
+    train = create_pretraining_instances(train_documents, tokenizer, dupe_factor=dupe_factor, seed=seed,
+                                         source=corpus, progress=progress, **options)
+    evaluation = create_pretraining_instances(eval_documents, tokenizer, dupe_factor=1, seed=seed + 1,
+                                              source=f"{corpus} (its held-out documents)",
+                                              **options)[:MAX_EVAL_INSTANCES]  # shuffled: a sample
     hidden, layers, heads, intermediate = MODEL_SIZES[size]
     torch.manual_seed(seed)
     if init_checkpoint is not None:
@@ -369,7 +379,7 @@ def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: st
                                     whole_word_mask=whole_word_mask, seed=seed, max_documents=max_documents,
                                     dropout=dropout, build_vocab=build_vocab, vocab_size=vocab_size,
                                     init_checkpoint=init_checkpoint, max_position_embeddings=max_position_embeddings,
-                                    attn_implementation=attn_implementation)
+                                    attn_implementation=attn_implementation, progress=progress)
         arguments.update(corpus_sha256=setup.corpus_sha256, vocabulary_sha256=setup.vocabulary_sha256)
         trainer = Trainer(setup.model, pretraining_task(setup, seed, dynamic_masking, masked_lm_prob), config, arguments)
         if resume:

