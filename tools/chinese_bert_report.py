@@ -241,22 +241,14 @@ def draw_learning_curves(curves: dict, language: str, path: str) -> str:
     return path
 
 
-#: The training curves' words on the Chinese page (trainer.plot_history's labels).
-CURVE_WORDS_ZH = {"step": "步数", "training loss": "训练损失", "loss": "损失", "held-out evaluation": "留出集上的评估",
-                  "mlm_accuracy": "MLM 准确率（Google 的混合指标）", "mlm_mask_accuracy": "[MASK] 位置准确率",
-                  "mlm_most_frequent_token_accuracy": "总猜最常见的字", "nsp_accuracy": "NSP 准确率",
-                  "nsp_majority_accuracy": "NSP 多数类"}
-
-
 def draw_phase_curves(phase: str, path: str) -> str:
-    """A phase's training curves (``trainer.plot_history``) with Chinese labels."""
-    from mini_hf_bert.companion.visualize import figure_fonts
-    from mini_hf_bert.training.trainer import History, plot_history
+    """A phase's training curves, as ``pretrain`` draws them for a Chinese corpus."""
+    from mini_hf_bert.training.curves import plot_history
+    from mini_hf_bert.training.trainer import History
 
     with open(os.path.join(IMAGES, f"chinese_bert_{phase}_history.json"), encoding="utf-8") as f:
         history = History(**{k: v for k, v in json.load(f).items() if k in ("steps", "evaluations")})
-    with figure_fonts("".join(CURVE_WORDS_ZH.values())):
-        return plot_history(history, path, labels=CURVE_WORDS_ZH)
+    return plot_history(history, path, "zh")
 
 
 def draw_plateau_study(study: dict, language: str, path: str) -> str:

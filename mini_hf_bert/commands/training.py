@@ -162,7 +162,8 @@ def run_show_instances(args: argparse.Namespace) -> int:
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
-    from ..training.pretraining import pretrain
+    from ..training.curves import HELD_OUT_COUNTS
+    from ..training.pretraining import pretrain, verdicts
 
     # Given values win; the rest come from --quick's sizes, else the full defaults.
     chosen = {k: getattr(args, k) if getattr(args, k) is not None else pair[args.quick] for k, pair in SIZED.items()}
@@ -177,7 +178,12 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if trainer.rank == 0:
         last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
         print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()
-                                                                        if k != "step"))
+                                                                        if k != "step" and k not in HELD_OUT_COUNTS))
+        if "held_out_pairs" in last:
+            print(f"  (on {last['held_out_pairs']:,} held-out sentence pairs, {last['held_out_mask_positions']:,} "
+                  f"[MASK] positions)")
+        for warning in verdicts(last) if last else []:
+            print(f"warning: {warning}")
         print(f"wrote {args.output_dir} (model, vocab.txt, checkpoints, log.jsonl, training_curves.png)")
     return 0
 
@@ -198,4 +204,6 @@ def run_finetune(args: argparse.Namespace) -> int:
               f"{result.trainer.step} steps on {result.train_examples}")
         for name, value in report.rows:
             print(f"  {value:7.4f}  {name}")
+        for warning in report.warnings:
+            print(f"warning: {warning}")
     return 0

@@ -31,11 +31,14 @@ import torch
 from torch import nn
 
 from ..checkpoints.convert import tokenizer_for
+from ..companion.languages import text_language
 from ..file_utils import read_file
 from ..modeling_bert import BertForSequenceClassification, BertForTokenClassification
 from ..modeling_utils import check_attn_implementation
 from ..tokenization_bert import BertTokenizer
+from .curves import plot_history
 from .trainer import (
+    PLOT_FILE,
     TRAINING_ATTN_IMPLEMENTATION,
     Trainer,
     TrainingConfig,
@@ -54,6 +57,8 @@ TASKS = ("sentiment", "ner")
 SENTIMENT_LABELS = ["negative", "positive"]
 #: The share of one's own file held out when no dev file is given.
 DEV_FRACTION = 0.1
+#: How many training examples decide the texts' language (the curves' labels).
+LANGUAGE_SAMPLE = 200
 #: People's Daily tags -> entity types.
 ENTITY_TAGS = {"nr": "PER", "ns": "LOC", "nt": "ORG"}
 NER_LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
@@ -236,6 +241,7 @@ class FinetuningSetup:
     held_out: list
     max_length: int
     labels: list[str]  # the label names, in the order of the model's outputs
+    language: str = "en"  # of the texts, "en" or "zh": the curves are labelled in it
 
 
 def classification_task(setup: FinetuningSetup) -> TrainingTask:
@@ -269,7 +275,7 @@ def classification_task(setup: FinetuningSetup) -> TrainingTask:
         return {"accuracy": correct / len(setup.held_out)}
 
     return TrainingTask(setup.train, collate, loss_terms, lambda b: [len(b["labels"])], evaluate,
-                        tokenizer.save_pretrained)
+                        tokenizer.save_pretrained, language=setup.language)
 
 
 def tagging_task(setup: FinetuningSetup) -> TrainingTask:
@@ -319,8 +325,8 @@ def tagging_task(setup: FinetuningSetup) -> TrainingTask:
                 gold.append(entity_spans(word_labels))
         return {"entity_f1": f1(predicted, gold)}
 
-    return TrainingTask(setup.train, collate, loss_terms,
-                        lambda b: [int((b["labels"] != IGNORE_INDEX).sum())], evaluate, tokenizer.save_pretrained)
+    return TrainingTask(setup.train, collate, loss_terms, lambda b: [int((b["labels"] != IGNORE_INDEX).sum())],
+                        evaluate, tokenizer.save_pretrained, language=setup.language)
 
 
 def majority_baseline(data: TaskData) -> float:
@@ -398,7 +404,8 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
             logger.warning("max_length %d is more than the model's %d positions: using %d", max_length,
                            model.config.max_position_embeddings, model.config.max_position_embeddings)
             max_length = model.config.max_position_embeddings
-        setup = FinetuningSetup(task, tokenizer, data.train, data.held_out, max_length, data.labels)
+        setup = FinetuningSetup(task, tokenizer, data.train, data.held_out, max_length, data.labels,
+                                text_language("".join(_text(example) for example in data.train[:LANGUAGE_SAMPLE])))
         arguments["vocabulary_sha256"] = vocabulary_digest(tokenizer)
         classifying = data.kind == "classification"
         trainer = Trainer(model, classification_task(setup) if classifying else tagging_task(setup), config, arguments)
@@ -408,6 +415,11 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
     metric = "accuracy" if classifying else "entity_f1"
     final = trainer.history.evaluations[-1][metric] if trainer.history.evaluations else float("nan")
     return FinetuningResult(trainer, metric, final, majority_baseline(data), len(data.train), len(data.held_out))
+
+
+def _text(example: tuple) -> str:
+    """An example's text: a classification example's first text, a tagging example's words."""
+    return example[0] if isinstance(example[0], str) else "".join(example[0])
 
 
 def _recorded_path(path: str | None) -> str | None:
@@ -444,17 +456,22 @@ class FinetuningReport:
 
     result: FinetuningResult
     rows: list[tuple[str, float]]  # (what, held-out metric): fine-tuned, from random weights, majority class
+    warnings: list[str]  # what the rows say went wrong (``finetuning_verdicts``)
 
 
 def finetune_and_compare(task: str, checkpoint: str, output_dir: str, *, scratch_baseline: bool = True,
                          resume: bool = False, **options) -> FinetuningReport:
     """``finetune`` into ``output_dir``, then (``scratch_baseline``) the same from random
     weights into ``output_dir/from-scratch``, holding ``output_dir`` for both; the rows
-    ``python -m mini_hf_bert finetune`` prints. ``options`` are ``finetune``'s.
+    ``python -m mini_hf_bert finetune`` prints, and the fine-tuned run's curves drawn again
+    with the run from random weights and the majority class beside them. ``options`` are
+    ``finetune``'s.
 
     transformers: none
     """
-    with output_directory(output_dir, [checkpoint], resume):
+    sources = [checkpoint] + [path for path in ([task] if task not in TASKS else []) + [options.get("dev")] if path]
+    scratch = None
+    with output_directory(output_dir, sources, resume):
         result = finetune(task, checkpoint, output_dir, resume=resume, **options)
         rows = [(f"fine-tuned from {checkpoint}", result.value)]
         if scratch_baseline:
@@ -462,5 +479,28 @@ def finetune_and_compare(task: str, checkpoint: str, output_dir: str, *, scratch
             resume_scratch = resume and latest_checkpoint(scratch_dir) is not None
             scratch = finetune(task, checkpoint, scratch_dir, from_scratch=True, resume=resume_scratch, **options)
             rows.append(("the same from random weights", scratch.value))
+        if result.trainer.rank == 0:
+            references = {} if scratch is None else {"from random weights": [
+                (e["step"], e[result.metric]) for e in scratch.trainer.history.evaluations]}
+            plot_history(result.trainer.history, os.path.join(output_dir, PLOT_FILE), result.trainer.task.language,
+                         references, {"majority class": result.majority_baseline})
     rows.append(("majority class", result.majority_baseline))
-    return FinetuningReport(result, rows)
+    return FinetuningReport(result, rows, finetuning_verdicts(checkpoint, result, scratch))
+
+
+def finetuning_verdicts(checkpoint: str, result: FinetuningResult, scratch: FinetuningResult | None) -> list[str]:
+    """What the final summary must say where fine-tuning fell short: below the same
+    fine-tuning from random weights (the pre-training did not help), or no better than
+    the majority class.
+
+    transformers: none
+    """
+    warnings = []
+    if scratch is not None and result.value < scratch.value:
+        warnings.append(f"fine-tuned from {checkpoint}, {result.metric} {result.value:.4f} is below the same "
+                        f"fine-tuning from random weights ({scratch.value:.4f}): at this budget, the checkpoint's "
+                        f"pre-training did not help this task")
+    if result.value <= result.majority_baseline:
+        warnings.append(f"{result.metric} {result.value:.4f} is no better than always answering the majority class "
+                        f"({result.majority_baseline:.4f}): the model has not learned the task")
+    return warnings

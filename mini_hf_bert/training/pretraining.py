@@ -23,6 +23,7 @@ from torch import nn
 
 from .build_vocab import build_char_vocab, train_wordpiece
 from ..checkpoints.convert import tokenizer_for
+from ..companion.languages import text_language
 from ..configuration_bert import BertConfig
 from ..modeling_bert import BertForPreTraining
 from ..modeling_utils import check_attn_implementation
@@ -67,11 +68,17 @@ EVAL_BATCH_SIZE = 64
 #: the log stops saying the model uses no context: one point. With a few thousand held-out
 #: [MASK] positions, an accuracy near 0.05 has a standard error of about 0.004.
 PLATEAU_MARGIN = 0.01
+#: How far above the majority label NSP accuracy must be before the log stops saying the
+#: model has learned nothing of next-sentence prediction: two points, since ~2,000 held-out
+#: pairs give a standard error of about 0.011 near 0.5.
+NSP_MARGIN = 0.02
 #: How a vocabulary is built when none is given: characters for Chinese (BERT-Chinese),
 #: WordPiece for the rest; "auto" picks by the share of CJK ideographs in the text.
 VOCAB_BUILDERS = ("auto", "chars", "wordpiece")
 CJK_SHARE_FOR_CHARS = 0.3
 DEFAULT_WORDPIECE_SIZE = 8000
+#: How many of the corpus's documents decide its language (the curves' labels).
+LANGUAGE_SAMPLE_DOCUMENTS = 50
 
 
 def build_vocabulary(documents: list[list[str]], builder: str = "auto", vocab_size: int = DEFAULT_WORDPIECE_SIZE,
@@ -107,6 +114,7 @@ class PretrainingSetup:
     eval_instances: list[TrainingInstance]
     corpus_sha256: str = ""  # the documents read (after max_documents): a changed corpus refuses --resume
     vocabulary_sha256: str = ""  # the tokens and casing: a changed vocabulary refuses --resume
+    language: str = "en"  # the corpus's, "en" or "zh": the curves are labelled in it
 
 
 def split_documents(documents: list[list[str]], seed: int,
@@ -187,8 +195,9 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
                             attn_implementation=attn_implementation)
         model = BertForPreTraining(config)
     corpus_sha256 = hashlib.sha256(json.dumps(documents, ensure_ascii=False).encode("utf-8")).hexdigest()
-    return PretrainingSetup(tokenizer, model, train, evaluation,
-                            corpus_sha256=corpus_sha256, vocabulary_sha256=vocabulary_digest(tokenizer))
+    sample = "".join(sentence for document in documents[:LANGUAGE_SAMPLE_DOCUMENTS] for sentence in document)
+    return PretrainingSetup(tokenizer, model, train, evaluation, corpus_sha256=corpus_sha256,
+                            vocabulary_sha256=vocabulary_digest(tokenizer), language=text_language(sample))
 
 
 def _initial_model(init_checkpoint: str, tokenizer: BertTokenizer, max_seq_length: int,
@@ -236,8 +245,7 @@ def pretraining_task(setup: PretrainingSetup, seed: int, dynamic_masking: bool =
 
     def evaluate(model: nn.Module) -> dict[str, float]:
         evaluation = evaluate_pretraining(model, setup.eval_instances, tokenizer)
-        warning = plateau_warning(evaluation)
-        if warning:
+        for warning in verdicts(evaluation):
             logger.warning(warning)
         return evaluation
 
@@ -245,7 +253,7 @@ def pretraining_task(setup: PretrainingSetup, seed: int, dynamic_masking: bool =
         tokenizer.save_pretrained(directory)
 
     return TrainingTask(setup.train_instances, collate, loss_terms, counts, evaluate, save_extra,
-                        training_module=MaskedPredictions)
+                        training_module=MaskedPredictions, language=setup.language)
 
 
 def masked_predictions(model: BertForPreTraining, batch: dict[str, torch.Tensor]
@@ -299,6 +307,7 @@ def evaluate_pretraining(model: nn.Module, instances: list[TrainingInstance], to
         figure. ``mlm_most_frequent_token_accuracy``: always guessing the commonest
         masked token, at those same [MASK] positions. ``nsp_accuracy``, and
         ``nsp_majority_accuracy``: always answering the commoner next-sentence label.
+        ``held_out_pairs`` and ``held_out_mask_positions``: how many each figure counts.
     """
     device = next(model.parameters()).device
     correct_mlm = total_mlm = correct_mask = total_mask = correct_nsp = random_next = 0
@@ -320,7 +329,8 @@ def evaluate_pretraining(model: nn.Module, instances: list[TrainingInstance], to
     pairs = max(len(instances), 1)
     return {"mlm_accuracy": correct_mlm / max(total_mlm, 1), "mlm_mask_accuracy": correct_mask / max(total_mask, 1),
             "mlm_most_frequent_token_accuracy": max(mask_label_counts.values(), default=0) / max(total_mask, 1),
-            "nsp_accuracy": correct_nsp / pairs, "nsp_majority_accuracy": max(random_next, pairs - random_next) / pairs}
+            "nsp_accuracy": correct_nsp / pairs, "nsp_majority_accuracy": max(random_next, pairs - random_next) / pairs,
+            "held_out_pairs": len(instances), "held_out_mask_positions": total_mask}
 
 
 def plateau_warning(evaluation: dict[str, float]) -> str | None:
@@ -335,6 +345,28 @@ def plateau_warning(evaluation: dict[str, float]) -> str | None:
     return (f"MLM accuracy at [MASK] positions ({accuracy:.3f}) is no better than always guessing the commonest "
             f"token ({guess:.3f}): the model has not learned to use the context yet (the mixed mlm_accuracy "
             f"{evaluation['mlm_accuracy']:.3f} counts the 10% of positions that keep their own token)")
+
+
+def nsp_warning(evaluation: dict[str, float]) -> str | None:
+    """A sentence for the log when NSP accuracy is no better than always answering the
+    commoner label: the model has learned nothing of which sentence follows which.
+
+    transformers: none
+    """
+    accuracy, majority = evaluation["nsp_accuracy"], evaluation["nsp_majority_accuracy"]
+    if accuracy > majority + NSP_MARGIN:
+        return None
+    return (f"NSP accuracy ({accuracy:.3f}) is no better than always answering the majority label ({majority:.3f}): "
+            f"the model has not learned next-sentence prediction yet")
+
+
+def verdicts(evaluation: dict[str, float]) -> list[str]:
+    """Every warning an evaluation earns (``plateau_warning``, ``nsp_warning``): logged as
+    it is made, and repeated by the final summary.
+
+    transformers: none
+    """
+    return [warning for warning in (plateau_warning(evaluation), nsp_warning(evaluation)) if warning]
 
 
 def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: str = "quick", max_seq_length: int = 128,

@@ -57,12 +57,12 @@ from ..file_utils import (
     RunLock,
     make_sibling_directory,
     read_file,
-    save_png,
     staged_directory,
     staged_file,
     write_json,
     write_text,
 )
+from .curves import plot_history
 from .optimization import (
     MAX_GRAD_NORM,
     AdamWeightDecay,
@@ -170,6 +170,7 @@ class TrainingTask:
     save_extra: Callable[[str], None] | None = None  # writes the tokenizer beside a checkpoint
     names: tuple[str, ...] = ("loss",)
     training_module: Callable[[nn.Module], nn.Module] | None = None
+    language: str = "en"  # of the text: the curves' labels are in it ("en" or "zh")
 
 
 @dataclass
@@ -311,8 +312,16 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def train(self) -> History:
+        bar = _progress(self.config, self.rank, self.step)
+        if bar is None:
+            return self._train(None)
+        from tqdm.contrib.logging import logging_redirect_tqdm
+
+        with logging_redirect_tqdm():  # a warning on a line of its own, above the bar, never glued to it
+            return self._train(bar)
+
+    def _train(self, bar: Any) -> History:
         config = self.config
-        bar = _progress(config, self.rank, self.step)
         started, seen_tokens = time.perf_counter(), 0
         while self.step < config.max_steps:
             loss = self.train_step()
@@ -413,7 +422,7 @@ class Trainer:
         self._write_history(out)
         if self.log_records:
             self._write_log()
-        plot_history(self.history, os.path.join(out, PLOT_FILE))
+        plot_history(self.history, os.path.join(out, PLOT_FILE), self.task.language)
 
     # ------------------------------------------------------------------ resuming
     def resume(self, directory: str) -> None:
@@ -725,56 +734,6 @@ def remove_unfinished_writes(output_dir: str) -> list[str]:
         removed.append(path)
         logger.warning("removed %s, left unfinished by a killed run", path)
     return removed
-
-
-#: Evaluation metrics that are baselines (what a model that learned only frequencies scores):
-#: drawn dashed, without markers, in the colour of the metric they belong beside.
-BASELINE_METRICS = {"mlm_most_frequent_token_accuracy": "mlm_mask_accuracy", "nsp_majority_accuracy": "nsp_accuracy",
-                    "majority_baseline": None}
-#: One marker per metric, so that lines that meet stay told apart.
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-
-
-def plot_history(history: History, path: str, labels: dict[str, str] | None = None) -> str | None:
-    """Loss (and every evaluation metric) against the step, as a PNG; None without matplotlib.
-    ``labels``: the words to show for the axes and metrics (another language's), by name.
-
-    transformers: none
-
-    Each metric has its own marker, and a baseline is dashed in its metric's colour, so no
-    line hides another where they meet.
-    """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    if not history.steps:
-        return None
-    words = labels or {}
-    metrics = sorted({k for e in history.evaluations for k in e if k != "step"})
-    figure, axes = plt.subplots(1, 1 + bool(metrics), figsize=(13 if metrics else 5, 4), squeeze=False)
-    axes[0][0].plot([s["step"] for s in history.steps], [s["loss"] for s in history.steps], lw=1)
-    axes[0][0].set(xlabel=words.get("step", "step"), ylabel=words.get("training loss", "training loss"),
-                   title=words.get("loss", "loss"))
-    if metrics:
-        colours: dict[str, str] = {}
-        ordered = [m for m in metrics if m not in BASELINE_METRICS] + [m for m in metrics if m in BASELINE_METRICS]
-        for index, name in enumerate(ordered):
-            points = [(e["step"], e[name]) for e in history.evaluations if name in e]
-            if name in BASELINE_METRICS:
-                style = dict(linestyle="--", lw=1.2, color=colours.get(BASELINE_METRICS[name] or "", "grey"))
-            else:
-                style = dict(marker=_MARKERS[index % len(_MARKERS)], markersize=5, lw=1.4)
-            line, = axes[0][1].plot(*zip(*points), label=words.get(name, name), **style)
-            colours[name] = line.get_color()
-        axes[0][1].set(xlabel=words.get("step", "step"), title=words.get("held-out evaluation", "held-out evaluation"))
-        # Beside the axes, not on them: a legend inside would cover the curves where they end.
-        axes[0][1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
-    figure.tight_layout()
-    return save_png(figure, path)
 
 
 def _mix(seed: int, step: int, chunk: int) -> int:

@@ -12,12 +12,9 @@ import torch
 from safetensors.torch import load_file
 
 from mini_hf_bert.commands.cli import main
-from mini_hf_bert.checkpoints.convert import convert
 from mini_hf_bert.training.corpora import COPY_MIN_CHARS, copied_from
 from mini_hf_bert.training.finetuning import NER_LABELS, entity_sentences, entity_spans, f1, sentiment_reviews
-from ..paths import FIXTURES
 
-GOOGLE_DIR = os.path.join(FIXTURES, "tf", "bert_pretraining")
 
 
 def test_entity_spans_read_bio_as_seqeval_does():
@@ -77,24 +74,21 @@ def test_a_test_text_that_the_training_side_copies_is_dropped():
     assert copied_from(texts, training) == {0, 1, 4}
     assert copied_from([], training) == set() and copied_from(texts, []) == set()
 
-@pytest.fixture(scope="module")
-def tiny_checkpoint(tmp_path_factory) -> str:
-    """Google's checkpoint format (the TF fixture), converted: any form the loader reads works."""
-    directory = tmp_path_factory.mktemp("google") / "hf"
-    convert(GOOGLE_DIR, directory, progress=False)
-    return str(directory)
-
-
 def test_finetune_reports_beside_both_baselines(tiny_checkpoint, tmp_path, capsys):
     argv = ["finetune", "sentiment", tiny_checkpoint, str(tmp_path / "out"), "--max-steps", "6", "--batch-size", "8",
             "--max-examples", "200", "--max-length", "32", "--eval-every", "3", "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"sentiment: held-out accuracy on {len(sentiment_reviews('test'))} examples after 6 steps on 200"
-    assert [line.split("  ")[-1] for line in out[1:]] == [f"fine-tuned from {tiny_checkpoint}",
-                                                           "the same from random weights", "majority class"]
-    values = [float(line.split()[0]) for line in out[1:]]
+    assert [line.split("  ")[-1] for line in out[1:4]] == [f"fine-tuned from {tiny_checkpoint}",
+                                                            "the same from random weights", "majority class"]
+    tuned, scratch, majority = values = [float(line.split()[0]) for line in out[1:4]]
     assert all(0.0 <= v <= 1.0 for v in values)
+    # The summary repeats each verdict the rows earn, and no other.
+    warnings = [line for line in out[4:] if line.startswith("warning: ")]
+    assert len(out) == 4 + len(warnings)
+    assert any("below the same fine-tuning from random weights" in w for w in warnings) == (tuned < scratch)
+    assert any("no better than always answering the majority class" in w for w in warnings) == (tuned <= majority)
     assert (tmp_path / "out" / "from-scratch" / "model.safetensors").exists()
     assert main(["finetune", "ner", tiny_checkpoint, str(tmp_path / "ner"), "--max-steps", "2", "--batch-size", "4",
                  "--max-examples", "40", "--eval-every", "2", "--no-progress", "--no-scratch-baseline"]) == 0

@@ -19,7 +19,6 @@ from mini_hf_bert.training.labelled_files import (
     read_labelled_file,
     split_held_out,
 )
-from .test_finetuning import tiny_checkpoint  # noqa: F401 - a fixture
 
 REVIEWS = ("text,label\n"
            "这家店的菜很好吃,pos\n"
@@ -149,7 +148,7 @@ def test_any_bytes_read_or_are_refused_with_a_labelled_file_error(tmp_path, cont
 TRAINING = ["--max-steps", "4", "--batch-size", "4", "--eval-every", "2", "--save-every", "2", "--no-progress"]
 
 
-def test_finetune_trains_on_ones_own_csv_with_a_dev_file(tiny_checkpoint, tmp_path, capsys):  # noqa: F811
+def test_finetune_trains_on_ones_own_csv_with_a_dev_file(tiny_checkpoint, tmp_path, capsys):
     rows = "".join(f"第{i}条评论,{'好评' if i % 3 else '差评'}\n" for i in range(30))
     train = write(tmp_path, "train.csv", "text,label\n" + rows)
     dev = write(tmp_path, "dev.csv", "text,label\n很好,好评\n很差,差评\n一般,好评\n")
@@ -157,7 +156,7 @@ def test_finetune_trains_on_ones_own_csv_with_a_dev_file(tiny_checkpoint, tmp_pa
     assert main(["finetune", train, tiny_checkpoint, str(out), "--dev", dev, *TRAINING]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"{train}: held-out accuracy on 3 examples after 4 steps on 30"
-    assert lines[-1].split() == [f"{2 / 3:.4f}", "majority", "class"]  # 好评 is the commoner: 2 of the 3 dev rows
+    assert lines[3].split() == [f"{2 / 3:.4f}", "majority", "class"]  # 好评 is the commoner: 2 of the 3 dev rows
     with open(out / "config.json", encoding="utf-8") as f:
         config = json.load(f)
     assert config["id2label"] == {"0": "好评", "1": "差评"}  # sorted: 好 U+597D before 差 U+5DEE
@@ -168,7 +167,7 @@ def test_finetune_trains_on_ones_own_csv_with_a_dev_file(tiny_checkpoint, tmp_pa
     assert "the data is not the one the checkpoint was trained on" in capsys.readouterr().err
 
 
-def test_finetune_tags_ones_own_bio_file_holding_a_part_out(tiny_checkpoint, tmp_path, capsys):  # noqa: F811
+def test_finetune_tags_ones_own_bio_file_holding_a_part_out(tiny_checkpoint, tmp_path, capsys):
     sentences = "".join(f"{a} B-PER\n{b} I-PER\n去 O\n北 B-LOC\n京 I-LOC\n\n" for a, b in ("张三", "李四", "王五") * 4)
     path = write(tmp_path, "people.bio", sentences)
     assert main(["finetune", path, tiny_checkpoint, str(tmp_path / "out"), "--dev-fraction", "0.25",
@@ -179,7 +178,7 @@ def test_finetune_tags_ones_own_bio_file_holding_a_part_out(tiny_checkpoint, tmp
         assert json.load(f)["id2label"] == {"0": "O", "1": "B-LOC", "2": "I-LOC", "3": "B-PER", "4": "I-PER"}
 
 
-def test_finetune_refuses_what_a_learner_may_mistype(tiny_checkpoint, tmp_path, capsys):  # noqa: F811
+def test_finetune_refuses_what_a_learner_may_mistype(tiny_checkpoint, tmp_path, capsys):
     data = write(tmp_path, "my_labels.csv", "text,label\n好,1\n坏,0\n")
     cases = [
         (["sentiment", data, str(tmp_path / "o1")], f"{data}: labelled data where the checkpoint goes; one's own data "

@@ -162,30 +162,61 @@ def test_a_second_phase_starts_from_the_first(tmp_path, capsys):
     assert "max_position_embeddings=16 is less than max_seq_length=32" in capsys.readouterr().err
 
 
-def test_the_curves_keep_the_legend_off_the_lines_and_no_line_hides_another(tmp_path, monkeypatch):
-    """Where the model's line meets its baseline (a plateau), both stay visible: the model's
-    line has markers, the baseline is dashed in the same colour; the legend sits beside the axes."""
+def _drawn_figures(monkeypatch) -> list:
+    """(figure, renderer) of each figure saved from now on, kept before ``save_png`` closes it."""
     import matplotlib.figure
-
-    from mini_hf_bert.training.trainer import History, plot_history
 
     drawn = []
     save = matplotlib.figure.Figure.savefig
 
     def savefig(figure, *args, **kwargs):
         save(figure, *args, **kwargs)
-        drawn.append((figure, figure.canvas.get_renderer()))  # before plot_history closes it
+        drawn.append((figure, figure.canvas.get_renderer()))
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
-    plateau = {"mlm_mask_accuracy": 0.05, "mlm_most_frequent_token_accuracy": 0.05, "nsp_accuracy": 0.6,
-               "nsp_majority_accuracy": 0.6}
+    return drawn
+
+
+def test_the_curves_keep_every_baseline_visible_and_the_legend_off_the_lines(tmp_path, monkeypatch):
+    """Where the model's line meets its baseline (a plateau), both stay visible: the model's
+    line has markers, the baseline is black, dashed and drawn above it; MLM and NSP have a
+    panel each on one 0-1 scale; the legends sit below the axes; a Chinese corpus's
+    curves are labelled in Chinese."""
+    from mini_hf_bert.training.curves import plot_history
+    from mini_hf_bert.training.trainer import History
+
+    drawn = _drawn_figures(monkeypatch)
+    plateau = {"mlm_accuracy": 0.09, "mlm_mask_accuracy": 0.05, "mlm_most_frequent_token_accuracy": 0.05,
+               "nsp_accuracy": 0.6, "nsp_majority_accuracy": 0.6, "held_out_pairs": 2000,
+               "held_out_mask_positions": 15000}
     history = History(steps=[{"step": s, "loss": 5 - s / 100} for s in range(1, 101)],
                       evaluations=[{"step": s, **plateau} for s in (50, 100)])
-    assert plot_history(history, str(tmp_path / "curves.png")) and (tmp_path / "curves.png").stat().st_size > 1000
-    figure, renderer = drawn[0]
-    axes = figure.axes[1]
-    assert not axes.get_legend().get_window_extent(renderer).overlaps(axes.get_window_extent(renderer))
-    lines = {line.get_label(): line for line in axes.get_lines()}
-    for model, baseline in (("mlm_mask_accuracy", "mlm_most_frequent_token_accuracy"), ("nsp_accuracy", "nsp_majority_accuracy")):
-        assert lines[model].get_marker() not in (None, "", "None") and lines[model].get_linestyle() == "-"
-        assert lines[baseline].get_linestyle() == "--" and lines[baseline].get_color() == lines[model].get_color()
+    for language in ("en", "zh"):
+        assert plot_history(history, str(tmp_path / f"{language}.png"), language)
+        assert (tmp_path / f"{language}.png").stat().st_size > 1000
+    for (figure, renderer), (mask, guess, nsp, majority) in zip(drawn, (
+            ("accuracy at [MASK]", "always the commonest token", "NSP accuracy", "always the majority label"),
+            ("[MASK] 位置准确率", "总猜最常见的字", "NSP 准确率", "总猜多数类"))):
+        assert len(figure.axes) == 3  # loss, masked LM, next sentence: the counts are not drawn
+        for axes, model, baseline in ((figure.axes[1], mask, guess), (figure.axes[2], nsp, majority)):
+            assert not axes.get_legend().get_window_extent(renderer).overlaps(axes.get_window_extent(renderer))
+            lines = {line.get_label(): line for line in axes.get_lines()}
+            assert lines[model].get_marker() not in (None, "", "None") and lines[model].get_linestyle() == "-"
+            assert lines[baseline].get_linestyle() == "--" and lines[baseline].get_color() == "black"
+            assert lines[baseline].get_zorder() > lines[model].get_zorder()
+            assert axes.get_ylim()[0] <= 0.0 and axes.get_ylim()[1] >= 1.0
+
+
+def test_fine_tuning_curves_carry_the_run_from_random_weights_and_the_majority(tmp_path, monkeypatch):
+    from mini_hf_bert.training.curves import plot_history
+    from mini_hf_bert.training.trainer import History
+
+    drawn = _drawn_figures(monkeypatch)
+    history = History(steps=[{"step": s, "loss": 1 / s} for s in range(1, 11)],
+                      evaluations=[{"step": 5, "accuracy": 0.7}, {"step": 10, "accuracy": 0.8}])
+    plot_history(history, str(tmp_path / "c.png"), "en", {"from random weights": [(5, 0.6), (10, 0.65)]},
+                 {"majority class": 0.55})
+    lines = {line.get_label(): line for line in drawn[0][0].axes[1].get_lines()}
+    assert list(lines["the same from random weights"].get_ydata()) == [0.6, 0.65]
+    assert list(lines["always the majority class"].get_ydata()) == [0.55, 0.55]
+    assert lines["always the majority class"].get_color() == "black"
