@@ -249,8 +249,8 @@ def load_fitted_state(
                       f"(Reinit due to size mismatch - ckpt: {s} vs model:{e})" for k, s, e in reinitialised),
         )
     if unexpected:
-        logger.warning("%s: %d checkpoint weights are not used by %s: %s",
-                       source, len(unexpected), type(model).__name__, name_list(unexpected))
+        logger.warning("%s: %d checkpoint weights are not used by %s: %s (%s)", source, len(unexpected),
+                       type(model).__name__, name_list(unexpected), _why_unused(unexpected, type(model).__name__))
 
     skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
     loadable = {
@@ -277,6 +277,21 @@ def load_fitted_state(
         "newly_initialized_keys": set(init_if_missing) | (set(hard_missing) if not strict else set())
                                   | {k for k in expected if name_in_file(k) in skip},
     }
+
+
+#: Where the weights of heads and the pooler live, by their PyTorch and TensorFlow names: a
+#: checkpoint's heads that a model for another task lacks are left out on purpose.
+HEAD_PREFIXES = ("cls.", "cls/", "bert.pooler.", "bert/pooler/", "pooler.")
+
+
+def _why_unused(unexpected: Iterable[str], model_name: str) -> str:
+    """Why a checkpoint's weights go unused, in words: its heads (or pooler) that a model for
+    another task does not have, which is expected; or anything else, which is not."""
+    if all(key.startswith(HEAD_PREFIXES) for key in unexpected):
+        return (f"heads {model_name} does not have: expected when a model for one task starts from a checkpoint "
+                f"trained for another, such as a BertForPreTraining with its masked-LM and next-sentence heads")
+    return ("not expected: these are not heads of another task; check that the checkpoint is the architecture and "
+            "size you meant")
 
 
 def optional_prefixes(model: nn.Module) -> tuple[str, ...]:

@@ -73,21 +73,31 @@ def run_parity(args: argparse.Namespace) -> int:
     return demo.run_module_parity(args.checkpoint, args.attn_implementation)
 
 
+def chosen_checkpoint(given: str | None, text: str) -> str:
+    """``given``, or the shipped checkpoint for ``text``, said on stdout with the reason."""
+    from ..companion.languages import checkpoint_choice
+
+    if given is not None:
+        return given
+    path, reason = checkpoint_choice(text)
+    print(f"checkpoint: {reason} ({path})")
+    return path
+
+
 def run_trace(args: argparse.Namespace) -> int:
     from ..companion.trace_report import format_trace_report, trace_texts
 
-    report = trace_texts([args.text], args.checkpoint, compare=args.compare,
+    report = trace_texts([args.text], chosen_checkpoint(args.checkpoint, args.text), compare=args.compare,
                          attn_implementation=args.attn_implementation)
     print(format_trace_report(report, match=args.match))
     return 0 if report.ok else 1
 
 
 def run_tokenize(args: argparse.Namespace) -> int:
-    from ..companion.languages import checkpoint_for_text
     from ..checkpoints.convert import tokenizer_for
     from ..companion.tokenize_explain import explain_tokenization, format_tokenization, format_tokens
 
-    tokenizer = tokenizer_for(args.checkpoint or checkpoint_for_text(args.text))
+    tokenizer = tokenizer_for(chosen_checkpoint(args.checkpoint, args.text))
     if args.explain:
         print(format_tokenization(explain_tokenization(tokenizer, args.text)))
     else:
@@ -98,7 +108,8 @@ def run_tokenize(args: argparse.Namespace) -> int:
 def run_attention(args: argparse.Namespace) -> int:
     from ..companion.visualize import draw_attention
 
-    for written in draw_attention(args.text, args.checkpoint, args.layer, args.head, args.out,
+    checkpoint = chosen_checkpoint(args.checkpoint, args.text + (args.pair or ""))
+    for written in draw_attention(args.text, checkpoint, args.layer, args.head, args.out,
                                   args.html, args.pair, args.max_length, args.lang):
         print(f"wrote {written}")
     return 0

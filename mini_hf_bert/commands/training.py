@@ -140,15 +140,15 @@ SAMPLE_DOCUMENTS = 50
 
 
 def run_show_instances(args: argparse.Namespace) -> int:
-    from ..companion.languages import checkpoint_for_text
     from ..checkpoints.convert import tokenizer_for
+    from .companion import chosen_checkpoint
     from ..training import pretraining_data
 
     if args.count < 1:
         raise ValueError(f"--count must be at least 1, got {args.count}")
     documents = pretraining_data.load_corpus(args.corpus, segmented=args.whole_word_mask)
     sample = "".join("".join(sentence) for document in documents[:SAMPLE_DOCUMENTS] for sentence in document)
-    tokenizer = tokenizer_for(args.vocab or checkpoint_for_text(sample))
+    tokenizer = tokenizer_for(chosen_checkpoint(args.vocab, sample))
     instances = pretraining_data.create_pretraining_instances(
         documents, tokenizer,
         max_seq_length=args.max_seq_length,

@@ -41,6 +41,7 @@ from ..auto import (
     AutoModelForTokenClassification,
     AutoTokenizer,
 )
+from ..checkpoints.bundled import resolve_named_checkpoint
 from ..checkpoints.errors import CheckpointError
 from ..checkpoints.loading import name_list
 from ..tokenization_bert import BertTokenizer
@@ -82,7 +83,7 @@ def pipeline(
         task: one of ``SUPPORTED_TASKS`` (or ``"sentiment-analysis"``, ``"ner"``).
         model: a checkpoint directory (or cached hub id), loaded with the task's Auto class
             (a checkpoint without the task's head is an error: its answers would be
-            random); or a model.
+            random); "zh", the shipped Chinese BERT (as ``--checkpoint zh``); or a model.
         tokenizer: a directory or a ``BertTokenizer``; default: the model's directory.
         device: where to run the model.
         batch_size: features per forward pass.
@@ -107,7 +108,7 @@ def pipeline(
                          "(there is no hub here to fetch a default from)")
     source = None
     if isinstance(model, (str, os.PathLike)):
-        source = os.fspath(model)
+        source = resolve_named_checkpoint(os.fspath(model))  # "zh": the shipped Chinese BERT, as --checkpoint zh
         model, info = auto_class.from_pretrained(source, output_loading_info=True)
         untrained = sorted(k for k in info["newly_initialized_keys"] if not k.startswith(model.base_model_prefix + "."))
         if untrained:  # from_pretrained gives a fresh head, as transformers; a pipeline of one answers at random

@@ -16,7 +16,7 @@ import transformers
 
 import mini_hf_bert
 from mini_hf_bert import BertForPreTraining, BertTokenizer, chinese_checkpoint_dir, pipeline
-from mini_hf_bert.checkpoints.bundled import CHINESE_CHECKPOINT
+from mini_hf_bert.checkpoints.bundled import CHINESE_CHECKPOINT, default_checkpoint_dir
 from mini_hf_bert.commands.cli import build_parser, main
 from mini_hf_bert.commands.arguments import checkpoint_source
 from mini_hf_bert.parity.compare import FP32_ATOL
@@ -176,7 +176,29 @@ def test_chinese_text_gets_the_chinese_model_by_default(capsys, tmp_path, monkey
     assert loaded == [chinese_checkpoint_dir()] and os.path.getsize(tmp_path / "a.png") > 0
     commands = build_parser()._subparsers._group_actions[0].choices
     for name in ("attention", "trace", "tokenize"):
-        assert "mostly-Chinesetextgetszh" in "".join(commands[name].format_help().split()), name  # wrapped anywhere
+        assert "Chinesetextgetszh" in "".join(commands[name].format_help().split()), name  # wrapped anywhere
+
+
+@pytest.mark.parametrize("text", ["我用iPhone拍照", "我用Python写程序", "He said 是 twice"])
+def test_mixed_text_the_english_vocabulary_cannot_spell_gets_the_chinese_model_and_says_so(text, capsys):
+    english = BertTokenizer.from_pretrained(default_checkpoint_dir())
+    missing = [c for c in text if "\u4e00" <= c <= "\u9fff" and english.convert_tokens_to_ids(c) == english.unk_token_id]
+    assert missing  # the English vocabulary would turn these into [UNK]
+    assert main(["tokenize", text]) == 0
+    first, *table = capsys.readouterr().out.splitlines()
+    assert first.startswith("checkpoint: zh, the Chinese BERT") and first.endswith(f"({chinese_checkpoint_dir()})")
+    assert "[UNK]" not in "\n".join(table)
+
+
+def test_english_text_keeps_the_english_model_and_says_so(capsys):
+    assert main(["tokenize", "I write programs in Python"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (f"checkpoint: all-MiniLM-L6-v2 (English): the text is not "
+                                                       f"Chinese ({default_checkpoint_dir()})")
+
+
+def test_a_pipeline_takes_zh_as_the_command_line_does():
+    answers = pipeline("fill-mask", model="zh")("北京是中国的首[MASK]。")
+    assert answers[0]["sequence"].replace(" ", "").startswith("北京是中国的首")
 
 
 def test_show_instances_on_a_chinese_corpus_uses_the_chinese_vocabulary(capsys):

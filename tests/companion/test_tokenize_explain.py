@@ -9,6 +9,7 @@ import os
 import pytest
 
 from mini_hf_bert import BertTokenizer
+from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
 from mini_hf_bert.commands.cli import main
 from mini_hf_bert.companion.tokenize_explain import explain_tokenization, format_tokenization
 
@@ -66,7 +67,8 @@ def _cli(*argv: str) -> tuple[int, str, str]:
 
 
 def test_explain_command_shows_the_cjk_rule():
-    code, out, err = _cli("tokenize", "北京是中国的首都。BERT reads it.", "--explain")
+    code, out, err = _cli("tokenize", "北京是中国的首都。BERT reads it.", "--explain", "--checkpoint",
+                          default_checkpoint_dir())  # the English vocabulary, whose [UNK] is the point
     assert code == 0, err
     assert "3. CJK split:" in out and "' 北  京  是  中  国  的  首  都 。BERT reads it.'" in out
     assert "8. WordPiece:" in out and "北 | 京 | [UNK]" in out
