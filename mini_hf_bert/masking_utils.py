@@ -30,9 +30,10 @@ def get_extended_attention_mask(
     weight e^min = 0.
 
     Why ``finfo(dtype).min`` and not ``-10000.0``: transformers 3.4 (the version the seed
-    notes annotate) used -10000, which is enough in fp32 but overflows fp16's range
-    (max 65504) once added to large scores and is not "minus infinity" for bf16's
-    coarse mantissa; transformers 4.x switched to the dtype's own minimum. Not ``-inf``:
+    notes annotate) used -10000, a number fp16 can hold (its most negative is -65504), but
+    a soft mask: a masked key regains weight once the row's own scores fall near -10000,
+    as they did for a T5 trained from scratch (transformers issue #14859); transformers
+    4.x switched to the dtype's own minimum (PR #17306). Not ``-inf``:
     a query whose keys are *all* masked (a fully padded row) would then get
     softmax(-inf, ..., -inf) = NaN, while with a finite minimum every score in that row
     shifts by the same amount and softmax gives a finite (uniform) row.

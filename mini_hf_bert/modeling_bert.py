@@ -24,7 +24,8 @@ Dimension legend
     I  feed-forward inner size           (config.intermediate_size, 3072)
     L  layers                            (config.num_hidden_layers, 12)
     V  vocabulary size                   (config.vocab_size, 30522)
-    P  positions already in a decoder's key/value cache (S = P + T)
+    P  positions the model has           (config.max_position_embeddings, 512)
+    R  positions already in a decoder's key/value cache (S = R + T)
     C  classes of a classifier head      (config.num_labels)
 
 Naming

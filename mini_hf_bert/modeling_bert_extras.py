@@ -83,10 +83,10 @@ def eager_attention_with_extras(
     dropout: nn.Dropout,
     head_mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax((QKᵀ + P)·scaling + M)·V, each head's probabilities times ``head_mask``.
+    """softmax((QKᵀ + E)·scaling + M)·V, each head's probabilities times ``head_mask``.
 
     ``modeling_bert.eager_attention_forward`` with transformers 4.x's two additions: the
-    relative-position scores P (B, N, T, S) of ``module.distance_embedding``, when the
+    relative-position scores E (B, N, T, S) of ``module.distance_embedding``, when the
     module has relative positions, and ``head_mask`` (1, N, 1, 1), applied after dropout
     (0 silences a head). Returns the context (B, N, T, D) and the probabilities (B, N, T, S).
 
@@ -146,7 +146,7 @@ def decoder_keys_and_values(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """K and V (B, N, S, D) of a decoder's ``BertSelfAttention``.
 
-    Self-attention: this step's T positions after the P cached ones (S = P + T).
+    Self-attention: this step's T positions after the R cached ones (S = R + T).
     Cross-attention (``attention.is_cross_attention``): the encoder's S positions, computed
     at the first step and read back from the cache after it (they do not change).
 
@@ -163,8 +163,8 @@ def decoder_keys_and_values(
     key = attention.transpose_for_scores(attention.key(hidden_states))  # (B, N, T, D)
     value = attention.transpose_for_scores(attention.value(hidden_states))  # (B, N, T, D)
     if past_key_value is not None:
-        key = torch.cat([past_key_value[0], key], dim=2)  # (B, N, P+T, D)
-        value = torch.cat([past_key_value[1], value], dim=2)  # (B, N, P+T, D)
+        key = torch.cat([past_key_value[0], key], dim=2)  # (B, N, R+T, D)
+        value = torch.cat([past_key_value[1], value], dim=2)  # (B, N, R+T, D)
     return key, value
 
 

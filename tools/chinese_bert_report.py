@@ -590,7 +590,9 @@ def _model_values(measured: dict, recipe: dict, t) -> dict[str, str]:
     config = measured["config"]
     phases = []
     for phase, info in recipe["phases"].items():
-        phases += [f"    {info['command']}", "",
+        # recipe.json records the command after the interpreter; the page spells the virtualenv's.
+        command = info["command"].replace("python -m mini_hf_bert", ".venv/bin/python -m mini_hf_bert", 1)
+        phases += [f"    {command}", "",
                    t(f"{phase}: {info['steps']:,} steps, {(info['seconds'] or 0) / 60:.0f} minutes, "
                      f"{info['tokens_per_second']:,.0f} tokens/s (the median step).",
                      f"{phase}：{info['steps']:,} 步，{(info['seconds'] or 0) / 60:.0f} 分钟，"
@@ -625,20 +627,25 @@ def _learned_values(measured: dict, recipe: dict, t) -> dict[str, str]:
         seen, unseen = m["one_mask_by_memory"]["seen"], m["one_mask_by_memory"]["unseen"]
         share = seen["items"] / (seen["items"] + unseen["items"])
         name = {"peoples-daily": t("People's Daily", "人民日报"), "reviews": t("the reviews", "网购评论")}[source]
-        ahead = seen["count_model"]["top1"] > seen["bert"]["top1"]
+        counted, read = _pct(seen["count_model"]["top1"]), _pct(seen["bert"]["top1"])
+        # Compared as shown, so that the words never contradict the two numbers beside them.
+        order = "same" if counted == read else "above" if seen["count_model"]["top1"] > seen["bert"]["top1"] else "below"
         recall += ["", t(f"On {name}, {share:.0%} of the held-out items repeat a trigram of the training text. There the "
-                         f"count model recalls it ({_pct(seen['count_model']['top1'])}) "
-                         f"{'better' if ahead else 'no better'} than BERT ({_pct(seen['bert']['top1'])}); where the "
-                         f"trigram is new, BERT, reading the whole sentence, scores {_pct(unseen['bert']['top1'])} to "
-                         f"the count model's {_pct(unseen['count_model']['top1'])}.",
-                         f"在{name}上，{share:.0%} 的留出题目重复了训练文本里的某个三元组。在这些题上，计数模型凭记忆答对 "
-                         f"{_pct(seen['count_model']['top1'])}，{'高于' if ahead else '不高于'} BERT 的 "
-                         f"{_pct(seen['bert']['top1'])}；三元组没见过时，读整句话的 BERT 答对 {_pct(unseen['bert']['top1'])}，"
-                         f"计数模型只有 {_pct(unseen['count_model']['top1'])}。")]
+                         + {"same": f"count model recalls it as well as BERT does (both {read})",
+                            "above": f"count model recalls it ({counted}) better than BERT ({read})",
+                            "below": f"count model recalls it ({counted}) less well than BERT ({read})"}[order]
+                         + f"; where the trigram is new, BERT, reading the whole sentence, scores "
+                           f"{_pct(unseen['bert']['top1'])} to the count model's {_pct(unseen['count_model']['top1'])}.",
+                         f"在{name}上，{share:.0%} 的留出题目重复了训练文本里的某个三元组。在这些题上，"
+                         + {"same": f"计数模型凭记忆答对的比例与 BERT 持平（都是 {read}）",
+                            "above": f"计数模型凭记忆答对 {counted}，高于 BERT 的 {read}",
+                            "below": f"计数模型凭记忆答对 {counted}，低于 BERT 的 {read}"}[order]
+                         + f"；三元组没见过时，读整句话的 BERT 答对 {_pct(unseen['bert']['top1'])}，"
+                           f"计数模型只有 {_pct(unseen['count_model']['top1'])}。")]
     phase2 = [e for phase, _, e in _phase_rows(recipe) if phase == "phase2"]
     first, last = phase2[len(phase2) // 2], phase2[-1]
     seconds = sum(p["seconds"] or 0 for p in recipe["phases"].values())
-    fill = [f"| {r['sentence']} | {r['answers']} | {'✓' if r['hit'] else '✗'} {' '.join(r['top5'])} |"
+    fill = [f"| {r['sentence']} | {' / '.join(r['answers'])} | {'✓' if r['hit'] else '✗'} {' '.join(r['top5'])} |"
             for r in measured["fill_mask"]]
     return {"held_out_rows": "\n".join(held_out), "memory_rows": "\n".join(memory), "recall": "\n".join(recall),
             "millions": f"{measured['parameters'] / 1e6:.1f}", "hours_short": f"{seconds / 3600:.1f}",

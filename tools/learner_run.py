@@ -75,7 +75,7 @@ def sources_fingerprint() -> str:
 
 def shown(command: tuple[str, ...], launcher: tuple[str, ...] = ()) -> str:
     """The command line as README.md shows it."""
-    prefix = " ".join(launcher) + " -m mini_hf_bert " if launcher else ".venv/bin/python -m mini_hf_bert "
+    prefix = ".venv/bin/" + " ".join(launcher) + " -m mini_hf_bert " if launcher else ".venv/bin/python -m mini_hf_bert "
     return prefix + " ".join(a.replace("RUN/", f"{RUN}/") for a in command)
 
 

@@ -25,6 +25,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "fixtures", "transformers_340", "lines.json")
 FILES = ("modeling_bert.py", "modeling_utils.py", "tokenization_bert.py")
 #: Assignments whose first line the variable map links to: (file, class.method, variable).
+#: The key and value projections are assigned twice, for cross-attention (from
+#: ``encoder_hidden_states``) and then for self-attention: the map links to the self-attention
+#: lines, ``SELF_ATTENTION_READS``.
 VARIABLES = [("modeling_bert.py", "BertSelfAttention.forward", name) for name in (
     "mixed_query_layer", "mixed_key_layer", "mixed_value_layer", "query_layer", "key_layer", "value_layer",
     "attention_scores", "attention_probs", "context_layer", "new_context_layer_shape")] + [
@@ -51,15 +54,37 @@ def definitions(source: str) -> dict[str, int]:
     return lines
 
 
-def first_assignment(source: str, scope: str, name: str) -> int:
-    """The first line inside ``scope`` ("Class.method") that assigns ``name``."""
+SELF_ATTENTION_READS = {"mixed_key_layer": "hidden_states", "mixed_value_layer": "hidden_states"}
+#: Config switches whose first reading the tables link to: (file, class.method, attribute),
+#: recorded as "class.method.config.attribute".
+CONFIG_READS = [("modeling_bert.py", "BertEncoder.forward", "gradient_checkpointing")]
+
+
+def first_config_read(source: str, scope: str, attribute: str) -> int:
+    """The first line inside ``scope`` that reads ``config.attribute`` (as an attribute or
+    through ``getattr(config, "attribute", ...)``)."""
+    owner, method = scope.split(".")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name == owner:
+            function = next(f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == method)
+            reads = [n.lineno for n in ast.walk(function)
+                     if (isinstance(n, ast.Attribute) and n.attr == attribute)
+                     or (isinstance(n, ast.Constant) and n.value == attribute)]
+            return min(reads)
+    raise KeyError(f"{scope}.config.{attribute}")
+
+
+def first_assignment(source: str, scope: str, name: str, reads: str | None = None) -> int:
+    """The first line inside ``scope`` ("Class.method") that assigns ``name`` (from a value
+    that reads the variable ``reads``, where given)."""
     owner, method = scope.split(".")
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ClassDef) and node.name == owner:
             function = next(f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == method)
             targets = [n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AnnAssign))
                        and any(isinstance(t, ast.Name) and t.id == name
-                               for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+                               for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+                       and (reads is None or any(isinstance(v, ast.Name) and v.id == reads for v in ast.walk(n.value)))]
             return min(t.lineno for t in targets)
     raise KeyError(f"{scope}.{name}")
 
@@ -77,8 +102,10 @@ def main(argv: list[str] | None = None) -> None:
         with zipfile.ZipFile(wheel) as archive:
             sources = {name: archive.read(f"transformers/{name}").decode("utf-8") for name in FILES}
     result = {name: definitions(source) for name, source in sources.items()}
-    result["variables"] = {f"{scope}.{name}": first_assignment(sources[file], scope, name)
+    result["variables"] = {f"{scope}.{name}": first_assignment(sources[file], scope, name, SELF_ATTENTION_READS.get(name))
                            for file, scope, name in VARIABLES}
+    result["variables"].update({f"{scope}.config.{attribute}": first_config_read(sources[file], scope, attribute)
+                                for file, scope, attribute in CONFIG_READS})
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1, sort_keys=True)

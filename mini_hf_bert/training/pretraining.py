@@ -301,8 +301,9 @@ def evaluate_pretraining(model: nn.Module, instances: list[TrainingInstance], to
 
     Returns:
         ``mlm_accuracy``: top-1 at every predicted position (Google's figure). It mixes in the
-        10% of positions that keep their own token, which a model copies, so it reads about
-        0.1 + 0.8 x (the frequency guess) before the model has learned any context.
+        10% of positions that keep their own token: once a model copies the token it sees
+        (learned early, before any context) it reads about 0.1 + 0.8 x (the frequency
+        guess) with no use of context; before that, the guess.
         ``mlm_mask_accuracy``: top-1 at the positions replaced by [MASK] only: the honest
         figure. ``mlm_most_frequent_token_accuracy``: always guessing the commonest
         masked token, at those same [MASK] positions. ``nsp_accuracy``, and
