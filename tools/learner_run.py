@@ -37,7 +37,7 @@ from tools.templates import measured_or_recorded, render  # noqa: E402
 
 DATA = os.path.join(ROOT, "docs", "training", "learner_run.json")
 #: The pages with generated blocks: page -> block name -> (template, language).
-BLOCKS = {"README.md": {"en": ("learner_run.en.md", "en"), "zh": ("learner_run.zh.md", "zh")},
+BLOCKS = {"README.md": {"en": ("learner_run.en.md", "en")}, "README.zh.md": {"zh": ("learner_run.zh.md", "zh")},
           "docs/training.md": {"commands": ("training_commands.en.md", "en")},
           "docs/zh/training.md": {"commands": ("training_commands.zh.md", "zh")}}
 TEMPLATES = os.path.join(ROOT, "docs", "templates")

@@ -336,7 +336,7 @@ def test_learner_run_was_measured_with_the_current_code():
                                                                           tool.shown(tool.FINETUNE)]
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/training.md", "docs/zh/training.md"])
+@pytest.mark.parametrize("page", ["README.md", "README.zh.md", "docs/training.md", "docs/zh/training.md"])
 def test_learner_run_blocks_are_the_measurements_rendered(page):
     tool = _tool("learner_run")
     text = _read(page)

@@ -34,9 +34,16 @@ print(json.dumps(results))
 """
 
 
+#: The READMEs whose Python blocks run: the English one and its Chinese twin.
+READMES = ("README.md", "README.zh.md")
+
+
 def readme_blocks() -> list[str]:
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        return BLOCK.findall(f.read())
+    blocks = []
+    for page in READMES:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            blocks += BLOCK.findall(f.read())
+    return blocks
 
 
 def test_the_readme_has_python_blocks_with_expected_output():

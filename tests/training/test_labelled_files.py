@@ -194,3 +194,24 @@ def test_finetune_refuses_what_a_learner_may_mistype(tiny_checkpoint, tmp_path, 
         err = capsys.readouterr().err
         assert err.startswith("error: ") and fragment in err and err.count("\n") == 1
         assert not os.path.exists(argv[2])  # refused before anything was written
+
+
+def test_the_example_files_training_md_walks_through(tiny_checkpoint, tmp_path, capsys):
+    """docs/examples/: the sizes training.md quotes (12 dev examples; 8 of 32 sentences held
+    out), and each file fine-tunes as the page's command runs it."""
+    from mini_hf_bert.training.finetuning import task_data
+    from ..paths import ROOT
+
+    examples = os.path.join(ROOT, "docs", "examples")
+    topics, dev = os.path.join(examples, "my_topics.csv"), os.path.join(examples, "my_topics_dev.csv")
+    entities = os.path.join(examples, "my_entities.bio")
+    assert len(task_data(topics, 12345, None, dev).held_out) == 12
+    assert len(read_labelled_file(entities).examples) == 32
+    assert len(task_data(entities, 12345, None, dev_fraction=0.25).held_out) == 8
+    for argv in ([topics, tiny_checkpoint, str(tmp_path / "a"), "--dev", dev],
+                 [entities, tiny_checkpoint, str(tmp_path / "b"), "--dev-fraction", "0.25"]):
+        assert main(["finetune", *argv, "--max-steps", "2", "--batch-size", "16", "--eval-every", "2",
+                     "--no-progress", "--no-scratch-baseline"]) == 0
+    with open(os.path.join(ROOT, "docs", "training.md"), encoding="utf-8") as f:
+        page = f.read()
+    assert "(12 examples, from the dev\nfile; 8 sentences, a quarter of the 32)" in page
