@@ -200,8 +200,8 @@ def run_finetune(args: argparse.Namespace) -> int:
         data_format=args.data_format)
     result = report.result
     if result.trainer.rank == 0:
-        print(f"{args.task}: held-out {result.metric} on {result.held_out_examples} examples after "
-              f"{result.trainer.step} steps on {result.train_examples}")
+        print(f"{args.task}: held-out {result.metric} on {result.held_out_examples:,} examples after "
+              f"{result.trainer.step} steps on {result.train_examples:,}")
         for name, value in report.rows:
             print(f"  {value:7.4f}  {name}")
         for warning in report.warnings:

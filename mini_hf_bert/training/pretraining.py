@@ -72,6 +72,9 @@ PLATEAU_MARGIN = 0.01
 #: model has learned nothing of next-sentence prediction: two points, since ~2,000 held-out
 #: pairs give a standard error of about 0.011 near 0.5.
 NSP_MARGIN = 0.02
+#: Below this many held-out sentence pairs the summary says the figures are too few to
+#: trust: one pair moves NSP accuracy by more than half a point.
+MIN_HELD_OUT_PAIRS = 200
 #: How a vocabulary is built when none is given: characters for Chinese (BERT-Chinese),
 #: WordPiece for the rest; "auto" picks by the share of CJK ideographs in the text.
 VOCAB_BUILDERS = ("auto", "chars", "wordpiece")
@@ -361,13 +364,27 @@ def nsp_warning(evaluation: dict[str, float]) -> str | None:
             f"the model has not learned next-sentence prediction yet")
 
 
-def verdicts(evaluation: dict[str, float]) -> list[str]:
-    """Every warning an evaluation earns (``plateau_warning``, ``nsp_warning``): logged as
-    it is made, and repeated by the final summary.
+def few_pairs_warning(evaluation: dict[str, float]) -> str | None:
+    """A sentence for the log when the held-out pairs are too few for the figures to mean
+    much (a small corpus holds out little).
 
     transformers: none
     """
-    return [warning for warning in (plateau_warning(evaluation), nsp_warning(evaluation)) if warning]
+    pairs = evaluation.get("held_out_pairs")
+    if pairs is None or pairs >= MIN_HELD_OUT_PAIRS:
+        return None
+    return (f"only {pairs} held-out sentence pairs: one pair moves NSP accuracy by {1 / max(pairs, 1):.3f}, so these "
+            f"figures are rough; a larger corpus holds out more")
+
+
+def verdicts(evaluation: dict[str, float]) -> list[str]:
+    """Every warning an evaluation earns (``plateau_warning``, ``nsp_warning``,
+    ``few_pairs_warning``): logged as it is made, and repeated by the final summary.
+
+    transformers: none
+    """
+    return [warning for warning in (plateau_warning(evaluation), nsp_warning(evaluation),
+                                    few_pairs_warning(evaluation)) if warning]
 
 
 def pretrain(corpus: str, output_dir: str, *, vocab: str | None = None, size: str = "quick", max_seq_length: int = 128,

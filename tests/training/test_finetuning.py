@@ -79,7 +79,7 @@ def test_finetune_reports_beside_both_baselines(tiny_checkpoint, tmp_path, capsy
             "--max-examples", "200", "--max-length", "32", "--eval-every", "3", "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"sentiment: held-out accuracy on {len(sentiment_reviews('test'))} examples after 6 steps on 200"
+    assert out[0] == f"sentiment: held-out accuracy on {len(sentiment_reviews('test')):,} examples after 6 steps on 200"
     assert [line.split("  ")[-1] for line in out[1:4]] == [f"fine-tuned from {tiny_checkpoint}",
                                                             "the same from random weights", "majority class"]
     tuned, scratch, majority = values = [float(line.split()[0]) for line in out[1:4]]
@@ -92,7 +92,7 @@ def test_finetune_reports_beside_both_baselines(tiny_checkpoint, tmp_path, capsy
     assert (tmp_path / "out" / "from-scratch" / "model.safetensors").exists()
     assert main(["finetune", "ner", tiny_checkpoint, str(tmp_path / "ner"), "--max-steps", "2", "--batch-size", "4",
                  "--max-examples", "40", "--eval-every", "2", "--no-progress", "--no-scratch-baseline"]) == 0
-    assert f"ner: held-out entity_f1 on {len(entity_sentences('test'))} examples after 2 steps on 40" in \
+    assert f"ner: held-out entity_f1 on {len(entity_sentences('test')):,} examples after 2 steps on 40" in \
         capsys.readouterr().out
 
 

@@ -220,3 +220,20 @@ def test_fine_tuning_curves_carry_the_run_from_random_weights_and_the_majority(t
     assert list(lines["the same from random weights"].get_ydata()) == [0.6, 0.65]
     assert list(lines["always the majority class"].get_ydata()) == [0.55, 0.55]
     assert lines["always the majority class"].get_color() == "black"
+
+
+def test_the_verdicts_name_each_shortfall_and_the_held_out_size():
+    from mini_hf_bert.training.pretraining import MIN_HELD_OUT_PAIRS, verdicts
+
+    learned = {"mlm_accuracy": 0.3, "mlm_mask_accuracy": 0.25, "mlm_most_frequent_token_accuracy": 0.04,
+               "nsp_accuracy": 0.8, "nsp_majority_accuracy": 0.55, "held_out_pairs": 2000,
+               "held_out_mask_positions": 15000}
+    assert verdicts(learned) == []
+    plateau = dict(learned, mlm_mask_accuracy=0.045, nsp_accuracy=0.56)
+    said = verdicts(plateau)
+    assert len(said) == 2 and "no better than always guessing the commonest token (0.040)" in said[0]
+    assert "NSP accuracy (0.560) is no better than always answering the majority label (0.550)" in said[1]
+    few = verdicts(dict(learned, held_out_pairs=16))
+    assert few == ["only 16 held-out sentence pairs: one pair moves NSP accuracy by 0.062, so these figures are "
+                   "rough; a larger corpus holds out more"]
+    assert verdicts(dict(learned, held_out_pairs=MIN_HELD_OUT_PAIRS)) == []
