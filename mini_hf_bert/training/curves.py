@@ -68,6 +68,8 @@ def plot_history(history: Any, path: str, language: str = "en",
         return None
     if not history.steps:
         return None
+    from matplotlib.ticker import MaxNLocator
+
     from ..companion.visualize import figure_fonts
 
     words = CURVE_WORDS.get(language, CURVE_WORDS["en"])
@@ -85,6 +87,7 @@ def plot_history(history: Any, path: str, language: str = "en",
         loss = axes[0][0]
         loss.plot([s["step"] for s in history.steps], [s["loss"] for s in history.steps], lw=1)
         loss.set(xlabel=words["step"], ylabel=words["training loss"], title=words["loss"])
+        loss.xaxis.set_major_locator(MaxNLocator(integer=True))
         for axis, (title, curves, lines) in zip(axes[0][1:], panels):
             for name in curves:
                 points = [(e["step"], e[name]) for e in history.evaluations if name in e]
@@ -100,6 +103,7 @@ def plot_history(history: Any, path: str, language: str = "en",
                 for name, value in (baselines or {}).items():
                     axis.axhline(value, label=words.get(name, name), **BASELINE_STYLE)
             axis.set(xlabel=words["step"], title=words[title], ylim=AXIS_LIMITS)
+            axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
             # Below the axes, not on them: a legend inside would cover the curves where they end.
             axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)
         figure.tight_layout()
