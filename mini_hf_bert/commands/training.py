@@ -85,7 +85,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     finetune.add_argument("task", metavar="TASK",
                           help="sentiment, ner, or your own labelled file: .csv/.tsv with a header row text,label "
                                "(or text,text_pair,label) for classification, or .conll/.bio (a token and its BIO "
-                               "label a line, a blank line after each sentence) for tagging; docs/training.md §6")
+                               "label a line, a blank line after each sentence) for tagging; docs/training.md §3")
     finetune.add_argument("checkpoint", type=checkpoint_source, help=ANY_FORM)
     finetune.add_argument("output_dir", help="where checkpoints, log.jsonl and training_curves.png go "
                                              "(the run from random weights: OUTPUT_DIR/from-scratch)")

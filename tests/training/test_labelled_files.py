@@ -215,3 +215,13 @@ def test_the_example_files_training_md_walks_through(tiny_checkpoint, tmp_path, 
     with open(os.path.join(ROOT, "docs", "training.md"), encoding="utf-8") as f:
         page = f.read()
     assert "(12 examples, from the dev\nfile; 8 sentences, a quarter of the 32)" in page
+
+
+def test_the_command_line_defaults_are_the_librarys():
+    """The CLI writes its defaults out, so that --help loads no torch: they must be the
+    library's."""
+    from mini_hf_bert.commands.cli import build_parser
+    from mini_hf_bert.training.finetuning import DEV_FRACTION
+
+    finetune = build_parser()._subparsers._group_actions[0].choices["finetune"]
+    assert {a.dest: a.default for a in finetune._actions}["dev_fraction"] == DEV_FRACTION

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from safetensors.torch import load_file
 import mini_hf_bert
 from mini_hf_bert.commands.cli import main
 from mini_hf_bert.parity.compare import FP32_ATOL
-from ..paths import FIXTURES
+from ..paths import FIXTURES, ROOT
 
 ZH = os.path.join(FIXTURES, "pretraining", "corpus_zh.txt")
 SMALL = ["--no-progress", "--max-seq-length", "32", "--dupe-factor", "1", "--eval-every", "100", "--batch-size", "8"]
@@ -237,3 +238,18 @@ def test_the_verdicts_name_each_shortfall_and_the_held_out_size():
     assert few == ["only 16 held-out sentence pairs: one pair moves NSP accuracy by 0.062, so these figures are "
                    "rough; a larger corpus holds out more"]
     assert verdicts(dict(learned, held_out_pairs=MIN_HELD_OUT_PAIRS)) == []
+
+
+def test_a_warning_gets_a_line_of_its_own_above_the_progress_bar(tmp_path):
+    """The plateau warning of an evaluation is written while the training bar is open; it
+    must never be glued onto the bar's line (each \\r or \\n ends a screen line)."""
+    run = subprocess.run([sys.executable, "-m", "mini_hf_bert", "pretrain", ZH, str(tmp_path / "out"),
+                          "--max-seq-length", "32", "--dupe-factor", "1", "--batch-size", "8", "--max-steps", "4",
+                          "--eval-every", "2", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    screen_lines = re.split(r"[\r\n]", run.stderr)
+    warnings = [line for line in screen_lines if "no better than always guessing the commonest token" in line]
+    assert len(warnings) >= 2  # one per evaluation: the model has had 4 steps
+    assert all(line.startswith("WARNING ") and "training:" not in line for line in warnings), warnings
+    assert any(line.startswith("training:") for line in screen_lines)  # the bar was shown
