@@ -525,7 +525,7 @@ CASES: dict[str, tuple[Callable, Refuse | Accept]] = {
         _resume_run(_truncated_weights), Refuse("checkpoint-1/model.safetensors: not a valid safetensors file")),
     "finetune from /dev/zero": (_cli("finetune", "sentiment", "/dev/zero", "{d}/out", "--no-progress"),
                                 Refuse("/dev/zero")),
-    "finetune an unknown task": (_cli("finetune", "poetry", "{good}", "{d}/out"), Refuse("argument task: invalid choice")),
+    "finetune an unknown task": (_cli("finetune", "poetry", "{good}", "{d}/out"), Refuse("task 'poetry': expected sentiment or ner, or a labelled file (no such file)")),
     "finetune --resume with no checkpoint": (_cli("finetune", "sentiment", "{good}", "{d}/out", "--resume", "--no-progress"),
                                              Refuse("--resume, but there is no complete checkpoint-STEP directory")),
     "finetune into its own checkpoint": (

@@ -16,7 +16,7 @@ import pytest
 import torch
 from PIL import Image
 
-from mini_hf_bert import BertModel, BertTokenizer
+from mini_hf_bert import BertModel, BertTokenizer, chinese_checkpoint_dir
 from mini_hf_bert.commands.cli import main
 from mini_hf_bert.companion.visualize import (
     AttentionMaps,
@@ -221,7 +221,8 @@ def test_attention_command_writes_both(tmp_path):
     png, page = tmp_path / "a.png", tmp_path / "a.html"
     code, out, err = _cli("attention", "北京是中国的首都。", "--layer", "3", "--head", "0", "--out", str(png), "--html", str(page))
     assert code == 0, err
-    assert out.splitlines() == [f"wrote {png}", f"wrote {page}"]
+    assert out.splitlines() == [f"checkpoint: zh, the Chinese BERT: the text is mostly Chinese ({chinese_checkpoint_dir()})",
+                                f"wrote {png}", f"wrote {page}"]  # the checkpoint chosen for the text, and why
     _not_blank(png)
     assert external_references(page.read_text(encoding="utf-8")) == []
 
