@@ -86,6 +86,27 @@ class CharSpan(NamedTuple):
     end: int
 
 
+class WordPieceModel(NamedTuple):
+    """What transformers' code reads of a Rust tokenizer's model: the prefix that marks a
+    piece continuing a word, which tells its token-classification pipeline a word's first
+    piece from the rest.
+
+    transformers: none (tokenizers: ``models.WordPiece.continuing_subword_prefix``)
+    """
+
+    continuing_subword_prefix: str = "##"
+
+
+class BackendTokenizer(NamedTuple):
+    """A fast tokenizer's ``backend_tokenizer`` (the Rust ``tokenizers.Tokenizer``), as far
+    as transformers' own code reads it: its ``model``.
+
+    transformers: none (tokenizers: ``Tokenizer``)
+    """
+
+    model: WordPieceModel = WordPieceModel()
+
+
 class BatchEncoding(dict):
     """What ``BertTokenizer.__call__`` returns: a dict of ``input_ids``, ``token_type_ids``,
     ``attention_mask`` (and ``offset_mapping`` ...), also readable as attributes, as
@@ -406,6 +427,29 @@ class PreTrainedTokenizerBase:
         if optional:
             self.add_special_tokens(optional)
         self._compile_added()
+
+    @property
+    def backend_tokenizer(self) -> BackendTokenizer:
+        """The Rust tokenizer of a fast tokenizer, as far as transformers' code reads it
+        (``BackendTokenizer``); ``_tokenizer`` is transformers' own name for it.
+
+        transformers: ``TokenizersBackend.backend_tokenizer``
+        """
+        return BackendTokenizer()
+
+    _tokenizer = backend_tokenizer
+
+    @property
+    def is_fast(self) -> bool:
+        """True, as for transformers 5.x's ``BertTokenizer`` (the Rust one): what callers
+        check it for, offsets (``return_offsets_mapping``), ``word_ids`` and windows with
+        ``stride`` and ``overflow_to_sample_mapping``, this tokenizer gives, equal to the
+        Rust one's (docs/tokenizer.md). transformers' whole-word masking collator and its
+        token-classification pipeline's aggregation read it.
+
+        transformers: ``PreTrainedTokenizerBase.is_fast`` (``TokenizersBackend.is_fast``: True)
+        """
+        return True
 
     @property
     def extra_special_tokens(self) -> list[str]:

@@ -1,0 +1,58 @@
+"""transformers' own tools given our tokenizer, compared with the same tools given
+transformers' tokenizer on the same vocabulary (issue 35's client flows)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+
+from mini_hf_bert import BertTokenizer
+from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
+
+TEXTS = ["Unaffable strangers were dancing joyfully.", "Tokenizers split unbelievably long words."]
+
+
+@pytest.fixture(scope="module")
+def tokenizers() -> tuple[BertTokenizer, transformers.PreTrainedTokenizerBase]:
+    path = default_checkpoint_dir()
+    return BertTokenizer.from_pretrained(path), transformers.AutoTokenizer.from_pretrained(path)
+
+
+def test_is_fast_as_transformers_bert_tokenizer(tokenizers):
+    ours, theirs = tokenizers
+    assert ours.is_fast is theirs.is_fast is True
+
+
+def test_whole_word_masking_collator_masks_as_with_transformers_tokenizer(tokenizers):
+    """DataCollatorForLanguageModeling(whole_word_mask=True) reads the offsets to find words:
+    with ours it masks exactly what it masks with transformers' tokenizer, for the same seed."""
+    batches = []
+    for tokenizer in tokenizers:
+        collator = transformers.DataCollatorForLanguageModeling(tokenizer, whole_word_mask=True, mlm_probability=0.4,
+                                                                seed=7)
+        encoded = tokenizer(TEXTS, padding="max_length", max_length=16, return_offsets_mapping=True)
+        examples = [{key: values[row] for key, values in encoded.items()} for row in range(len(TEXTS))]
+        batches.append(collator(examples))
+    ours, theirs = batches
+    assert (ours["labels"] != -100).any()  # something was masked
+    assert torch.equal(ours["input_ids"], theirs["input_ids"]) and torch.equal(ours["labels"], theirs["labels"])
+
+
+def test_token_classification_pipeline_aggregates_as_with_transformers_tokenizer(tokenizers, tmp_path):
+    """transformers.pipeline("token-classification", tokenizer=ours): "first" aggregation
+    (which needs a fast tokenizer) finds the entities it finds with transformers' tokenizer."""
+    labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    config = transformers.BertConfig(vocab_size=len(tokenizers[1]), hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=64, num_labels=len(labels),
+                                     id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)})
+    torch.manual_seed(0)
+    model = transformers.BertForTokenClassification(config).eval()
+    found = [transformers.pipeline("token-classification", model=model, tokenizer=tokenizer,
+                                   aggregation_strategy="first")(TEXTS) for tokenizer in tokenizers]
+    ours, theirs = found
+    assert any(ours)  # random weights still tag something
+    for mine, reference in zip(ours, theirs):
+        assert [(e["entity_group"], e["word"], e["start"], e["end"]) for e in mine] == \
+            [(e["entity_group"], e["word"], e["start"], e["end"]) for e in reference]
+        assert [e["score"] for e in mine] == pytest.approx([e["score"] for e in reference], abs=1e-6)
