@@ -42,7 +42,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "pipelines": ("FeatureExtractionPipeline", "FillMaskPipeline", "Pipeline", "QuestionAnsweringPipeline",
         "SentenceSimilarityPipeline", "TextClassificationPipeline", "TokenClassificationPipeline", "pipeline"),
     "pipelines.sentence_embeddings": ("encode_sentences",),
-    "checkpoints": ("CheckpointError",),
+    "checkpoints": ("CheckpointError", "CheckpointNotFoundError"),
     "checkpoints.bundled": ("chinese_checkpoint_dir", "default_checkpoint_dir"),
 }
 

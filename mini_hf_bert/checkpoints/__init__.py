@@ -3,7 +3,8 @@ mini_hf_bert's parameter names, writing HF directories, and converting between f
 
 Formats (no model code; ``modeling_utils`` builds on these):
 
-* ``errors``: ``CheckpointError``, the one error a bad checkpoint raises.
+* ``errors``: ``CheckpointError``, the one error a bad checkpoint raises (``CheckpointNotFoundError``,
+  also an OSError as transformers', where there is none).
 * ``hf_format``: HuggingFace directories (model.safetensors, pytorch_model.bin, sharded ``*.index.json``).
 * ``tf_bundle`` (+ ``crc32c``): Google's TensorFlow checkpoints (V2 tensor bundles), read without TensorFlow.
 * ``hub``: hub ids, read from the local HuggingFace cache.
@@ -19,6 +20,6 @@ Tools over the model (they import ``modeling_bert``):
 * ``convert``: any form -> an HF directory; ``as_hf_directory``, ``tokenizer_for``.
 """
 
-from .errors import CheckpointError
+from .errors import CheckpointError, CheckpointNotFoundError
 
-__all__ = ["CheckpointError"]
+__all__ = ["CheckpointError", "CheckpointNotFoundError"]

@@ -8,6 +8,15 @@ class CheckpointError(ValueError):
     """
 
 
+class CheckpointNotFoundError(CheckpointError, OSError):
+    """No checkpoint where one was named: no weights or config in a directory, nothing
+    at a path or hub id.
+
+    Also an OSError, the type transformers raises there, so the ``except OSError``
+    fallbacks of code written for transformers catch it.
+    """
+
+
 class CheckpointShapeError(CheckpointError, RuntimeError):
     """Checkpoint tensors whose shapes do not fit the model's config.
 

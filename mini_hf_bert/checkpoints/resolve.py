@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .errors import CheckpointError
+from .errors import CheckpointError, CheckpointNotFoundError
 from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, find_weights_file, is_zip, read_state_dict
 from .hub import looks_like_hub_id, resolve_hub_id
 from .tf_bundle import TFCheckpoint
@@ -99,7 +99,7 @@ def resolve_checkpoint(
         try:
             directory = resolve_hub_id(source, revision, cache_dir, local_files_only)
         except CheckpointError as e:
-            raise CheckpointError(f"{source}: no such local directory or file, and as a hub id: {e}") from None
+            raise CheckpointNotFoundError(f"{source}: no such local directory or file, and as a hub id: {e}") from None
         return _resolve_directory(directory, source, use_safetensors)
     raise FileNotFoundError(
         f"{source}: no such directory, TensorFlow checkpoint prefix or .zip (and not a hub model id)"
@@ -120,20 +120,20 @@ def resolve_config(
     if os.path.isdir(path):
         config = _find_config(path)
         if config is None:
-            raise CheckpointError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
+            raise CheckpointNotFoundError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
         yield config
         return
     if not os.path.exists(path) and not os.path.isfile(path + ".index") and looks_like_hub_id(path):
         try:
             directory = resolve_hub_id(path, revision, cache_dir, local_files_only, required=(CONFIG_NAME,))
         except CheckpointError as e:
-            raise CheckpointError(f"{path}: no such local directory or file, and as a hub id: {e}") from None
+            raise CheckpointNotFoundError(f"{path}: no such local directory or file, and as a hub id: {e}") from None
         yield os.path.join(directory, CONFIG_NAME)
         return
     resolved = resolve_checkpoint(path, revision, cache_dir, local_files_only)
     try:
         if resolved.config_path is None:
-            raise CheckpointError(f"{path}: no config.json or bert_config.json beside this checkpoint")
+            raise CheckpointNotFoundError(f"{path}: no config.json or bert_config.json beside this checkpoint")
         yield resolved.config_path
     finally:
         resolved.cleanup()
@@ -166,7 +166,7 @@ def _resolve_directory(directory: str, source: str, use_safetensors: bool | None
         if len(indexes) > 1 and prefix != GOOGLE_CHECKPOINT_PREFIX:
             logger.warning("%s: several TensorFlow checkpoints (%s); reading %s", directory, ", ".join(indexes), prefix)
         return _resolve_prefix(os.path.join(directory, prefix), source)
-    raise CheckpointError(
+    raise CheckpointNotFoundError(
         f"{directory}: no weights found: expected config.json with model.safetensors, "
         f"model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json, or "
         f"Google's bert_config.json with bert_model.ckpt.index"

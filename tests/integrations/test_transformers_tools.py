@@ -56,3 +56,30 @@ def test_token_classification_pipeline_aggregates_as_with_transformers_tokenizer
         assert [(e["entity_group"], e["word"], e["start"], e["end"]) for e in mine] == \
             [(e["entity_group"], e["word"], e["start"], e["end"]) for e in reference]
         assert [e["score"] for e in mine] == pytest.approx([e["score"] for e in reference], abs=1e-6)
+
+
+@pytest.mark.parametrize("case", ["a directory without weights", "a directory without a config", "no such path"])
+def test_a_missing_checkpoint_is_an_oserror_as_in_transformers(case, tmp_path):
+    """transformers raises OSError where a checkpoint is missing, and code written for it
+    falls back with ``except OSError``: ours is that too (and still our CheckpointError)."""
+    import mini_hf_bert
+    from mini_hf_bert.checkpoints import CheckpointError, CheckpointNotFoundError
+
+    path = tmp_path / "model"
+    if case != "no such path":
+        path.mkdir()
+    if case == "a directory without weights":
+        mini_hf_bert.BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=64).save_pretrained(path)
+    load = (lambda p: mini_hf_bert.BertConfig.from_pretrained(p)) if case == "a directory without a config" \
+        else (lambda p: mini_hf_bert.BertModel.from_pretrained(p))
+    if case == "a directory without a config":  # transformers 5.x returns bert-base's defaults here; we refuse
+        assert transformers.BertConfig.from_pretrained(str(path)).hidden_size == 768
+    else:
+        with pytest.raises(OSError):
+            transformers.BertModel.from_pretrained(str(path))
+    with pytest.raises(OSError) as caught:
+        load(str(path))
+    assert isinstance(caught.value, (CheckpointNotFoundError, FileNotFoundError))
+    assert isinstance(caught.value, CheckpointError) or case == "no such path"
+    assert str(path) in str(caught.value)
