@@ -128,6 +128,26 @@ class BatchEncoding(dict):
     _token_sequences: list[list[int | None]] | None = None
     _token_offsets: list[list[tuple[int, int]]] | None = None
 
+    def convert_to_tensors(self, tensor_type: str | None = None, prepend_batch_axis: bool = False) -> BatchEncoding:
+        """Turn every value into a tensor in place ("pt" or "np"; None leaves them), with a
+        batch axis first where ``prepend_batch_axis``; returns the encoding. Unequal rows
+        cannot make one tensor: the error names the key and says to pad.
+
+        transformers: ``tokenization_utils_base.BatchEncoding.convert_to_tensors``
+        """
+        _check_return_tensors(tensor_type)
+        if tensor_type is None:
+            return self
+        for key, value in self.items():
+            if not isinstance(value, (list, tuple)) and _tensor_kind(value) is not None:
+                continue  # a tensor already
+            try:
+                self[key] = _to_tensor([value] if prepend_batch_axis else value, tensor_type, exact=True)
+            except ValueError as e:
+                raise ValueError(f"{key}: cannot make one tensor of rows of unequal length ({e}); pad them "
+                                 f"(padding=True) or truncate them first") from None
+        return self
+
     def to(self, device) -> BatchEncoding:
         """Move tensor values to ``device`` (like transformers)."""
         moved = BatchEncoding({k: v.to(device) if hasattr(v, "to") else v for k, v in self.items()})
@@ -733,9 +753,7 @@ class PreTrainedTokenizerBase:
         _check_multiple(pad_to_multiple_of)
         side = _side(self.padding_side if padding_side is None else padding_side, "padding_side")
         _side(self.truncation_side, "truncation_side")
-        if _PADDING.get(padding) is not None and self.pad_token is None:
-            raise ValueError("Asking to pad but the tokenizer does not have a padding token: set one with "
-                             "tokenizer.add_special_tokens({'pad_token': '[PAD]'}) (transformers' words)")
+        self._check_can_pad(padding)
         if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1):
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         if not isinstance(stride, int) or isinstance(stride, bool) or stride < 0:
@@ -912,6 +930,12 @@ class PreTrainedTokenizerBase:
         return self(text, text_pair, add_special_tokens=add_special_tokens, padding=padding, truncation=truncation,
                     max_length=max_length, return_tensors=return_tensors)["input_ids"]
 
+    def _check_can_pad(self, padding: bool | str) -> None:
+        """Refuse to pad without a [PAD] token, as transformers does (a ValueError)."""
+        if _PADDING.get(padding) is not None and self.pad_token is None:
+            raise ValueError("Asking to pad but the tokenizer does not have a padding token: set one with "
+                             "tokenizer.add_special_tokens({'pad_token': '[PAD]'}) (transformers' words)")
+
     def pad(
         self,
         encoded_inputs: Any,
@@ -948,6 +972,7 @@ class PreTrainedTokenizerBase:
                              + (f" with keys {list(encoded_inputs)}" if isinstance(encoded_inputs, Mapping) else ""))
         if not _is_choice(padding, _PADDING):
             raise ValueError(f"padding={padding!r}: expected False, True, 'longest', 'max_length' or 'do_not_pad'")
+        self._check_can_pad(padding)
         side = _side(self.padding_side if padding_side is None else padding_side, "padding_side")
         _check_return_tensors(return_tensors)
         _check_multiple(pad_to_multiple_of)

@@ -83,3 +83,28 @@ def test_a_missing_checkpoint_is_an_oserror_as_in_transformers(case, tmp_path):
     assert isinstance(caught.value, (CheckpointNotFoundError, FileNotFoundError))
     assert isinstance(caught.value, CheckpointError) or case == "no such path"
     assert str(path) in str(caught.value)
+
+
+def test_padding_without_a_pad_token_is_a_value_error_as_in_transformers(tokenizers):
+    examples = [{"input_ids": [101, 7592, 102]}, {"input_ids": [101, 102]}]
+    for tokenizer in tokenizers:
+        tokenizer = type(tokenizer).from_pretrained(default_checkpoint_dir())
+        tokenizer.pad_token = None
+        with pytest.raises(ValueError, match="Asking to pad but the tokenizer does not have a padding token"):
+            tokenizer.pad(examples)
+        assert tokenizer.pad(examples, padding=False)["input_ids"] == [[101, 7592, 102], [101, 102]]
+
+
+def test_convert_to_tensors_as_transformers_batch_encoding(tokenizers):
+    converted = []
+    for tokenizer in tokenizers:
+        encoding = tokenizer(TEXTS, padding=True)
+        assert encoding.convert_to_tensors("pt") is encoding
+        converted.append(encoding)
+    ours, theirs = converted
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
+    one = tokenizers[0]("one sentence")
+    assert one.convert_to_tensors("pt", prepend_batch_axis=True)["input_ids"].shape == (1, 4)
+    ragged = tokenizers[0](TEXTS)
+    with pytest.raises(ValueError, match="input_ids: cannot make one tensor of rows of unequal length"):
+        ragged.convert_to_tensors("pt")
