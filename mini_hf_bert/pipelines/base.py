@@ -4,7 +4,8 @@ the checks on what a caller passes. Each task's pipeline is a subclass in its ow
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -110,6 +111,20 @@ class Pipeline:
             padded[key] = table  # (B, T_max)
         return padded
 
+    # -------------------------------------------------------------- streams
+    def _stream(self, inputs: Iterable, call: Callable[[list, int], Any], batch_size: int | None,
+                unwraps_one: bool = False) -> Iterator:
+        """One answer per item of ``inputs`` (a generator, a dataset), as they come: ``call``
+        answers a list of ``batch_size`` items at a time (the pipeline's, where not given)
+        in one batch, so a stream of any length is never held whole (transformers'
+        ``PipelineIterator``). ``unwraps_one``: the task answers a list of one item with
+        that item's answer alone (fill-mask, as transformers'), not a list of it."""
+        size = _check_batch_size(self.batch_size if batch_size is None else batch_size)
+        items = iter(inputs)
+        while chunk := list(itertools.islice(items, size)):
+            answers = call(chunk, size)
+            yield from ([answers] if unwraps_one and len(chunk) == 1 else answers)
+
     # -------------------------------------------------------------- input checks
     def _texts(self, inputs: Any, argument: str = "inputs") -> tuple[list[str], bool]:
         """One text or a list of them -> (the list, whether a list was given)."""
@@ -119,6 +134,12 @@ class Pipeline:
             return [_non_empty(t, f"{argument}[{i}]") for i, t in enumerate(inputs)], True
         raise TypeError(f"{argument} must be a str or a non-empty list of str, got "
                         f"{type(inputs).__name__ if not isinstance(inputs, (list, tuple)) else 'an empty list'}")
+
+
+def is_stream(inputs: Any) -> bool:
+    """Whether ``inputs`` is a stream of inputs to answer one by one (a generator, a
+    dataset), not one input or a list of them."""
+    return isinstance(inputs, Iterable) and not isinstance(inputs, (str, bytes, list, tuple, Mapping))
 
 
 def _non_empty(text: Any, where: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..modeling_bert import BertModel
-from .base import Pipeline, _check_fits
+from .base import Pipeline, _check_fits, is_stream
 
 
 class FeatureExtractionPipeline(Pipeline):
@@ -25,6 +25,10 @@ class FeatureExtractionPipeline(Pipeline):
             truncation: cut texts longer than the model takes (default: no, as transformers).
             return_tensors: a (1, T, H) tensor per text instead of nested lists.
         """
+        if is_stream(inputs):
+            return self._stream(inputs, lambda chunk, size: self(chunk, truncation=truncation,
+                                                                 return_tensors=return_tensors, batch_size=size),
+                                batch_size)
         options = self._options({"truncation": truncation, "return_tensors": return_tensors})
         texts, many = self._texts(inputs)
 

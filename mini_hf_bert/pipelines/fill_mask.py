@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..modeling_bert import BertForMaskedLM
-from .base import Pipeline, _check_fits
+from .base import Pipeline, _check_fits, is_stream
 
 
 class FillMaskPipeline(Pipeline):
@@ -30,6 +30,9 @@ class FillMaskPipeline(Pipeline):
             For one text with one mask, a list of ``top_k`` dicts; with several masks, a
             list of such lists; for a list of texts, one of those per text.
         """
+        if is_stream(inputs):
+            return self._stream(inputs, lambda chunk, size: self(chunk, top_k=top_k, targets=targets, batch_size=size),
+                                batch_size, unwraps_one=True)
         options = self._options({"top_k": top_k, "targets": targets})
         top_k = 5 if options["top_k"] is None else options["top_k"]
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:

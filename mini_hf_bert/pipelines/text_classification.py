@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..modeling_bert import BertForSequenceClassification
-from .base import Pipeline, _check_fits, _non_empty
+from .base import Pipeline, _check_fits, _non_empty, is_stream
 
 
 class TextClassificationPipeline(Pipeline):
@@ -29,6 +29,9 @@ class TextClassificationPipeline(Pipeline):
             function_to_apply: ``"softmax"``, ``"sigmoid"`` or ``"none"``; default from the
                 config (regression: none; one label or multi-label: sigmoid; else softmax).
         """
+        if is_stream(inputs):
+            return self._stream(inputs, lambda chunk, size: self(chunk, top_k=top_k, function_to_apply=function_to_apply,
+                                                                 batch_size=size), batch_size)
         if top_k is self._ALL:
             top_k = self.defaults.get("top_k", self._ALL)
         legacy = top_k is self._ALL

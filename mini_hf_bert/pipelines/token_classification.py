@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from ..modeling_bert import BertForTokenClassification
-from .base import Pipeline, _check_fits
+from .base import Pipeline, _check_fits, is_stream
 
 #: How token predictions become entities (transformers' ``AggregationStrategy``).
 AGGREGATION_STRATEGIES = ("none", "simple", "first", "average", "max")
@@ -41,6 +41,10 @@ class TokenClassificationPipeline(Pipeline):
             is_split_into_words: the input is pre-split into words, joined by ``delimiter``
                 (default ``" "``) for the offsets.
         """
+        if is_stream(inputs):
+            return self._stream(inputs, lambda chunk, size: self(
+                chunk, aggregation_strategy=aggregation_strategy, ignore_labels=ignore_labels, stride=stride,
+                is_split_into_words=is_split_into_words, delimiter=delimiter, batch_size=size), batch_size)
         options = self._options({"aggregation_strategy": aggregation_strategy, "ignore_labels": ignore_labels,
                                  "stride": stride, "is_split_into_words": is_split_into_words, "delimiter": delimiter})
         strategy = str(options["aggregation_strategy"] or "none").lower()

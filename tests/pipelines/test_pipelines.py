@@ -240,3 +240,33 @@ def test_transformers_model_and_tokenizer_objects_run_in_our_pipeline(google_mlm
     with pytest.raises(TypeError, match=r"tokenizer must be a BertTokenizer \(mini_hf_bert's, or transformers' "
                                         r"BertTokenizer or BertTokenizerFast\), got str"):
         FillMaskPipeline(theirs, "not a tokenizer")
+
+
+# ------------------------------------------------------------------ streams
+@pytest.mark.parametrize("task,texts,options", [
+    ("fill-mask", ["Paris is the [MASK] of France.", "I [MASK] you.", "The [MASK] sat on the mat."], {"top_k": 2}),
+    ("feature-extraction", ["A man is playing a guitar.", "short", "北京是中国的首都。"], {}),
+    ("text-classification", ["I love it.", "Terrible.", "It is fine.", "Nice"], {"top_k": None}),
+    ("token-classification", ["Ada Lovelace lived in London.", "Nothing here."], {"aggregation_strategy": "simple"}),
+])
+def test_a_generator_streams_one_answer_per_item_as_transformers(task, texts, options, google_mlm, minilm_dir,
+                                                                 sentiment_dir, ner_dir):
+    """``pipe(generator, batch_size=...)`` answers lazily, one answer per item, equal to the
+    answers for the list, and to transformers' for the same generator."""
+    model = {"fill-mask": google_mlm, "feature-extraction": minilm_dir, "text-classification": sentiment_dir,
+             "token-classification": ner_dir}[task]
+    ours, theirs = pipeline(task, model=model), transformers.pipeline(task, model=model)
+    taken = []
+
+    def stream():
+        for text in texts:
+            taken.append(text)
+            yield text
+
+    answers = ours(stream(), batch_size=2, **options)
+    assert not taken  # nothing runs until the first answer is asked for
+    first = next(answers)
+    assert taken == texts[:2]  # one batch read
+    streamed = [first, *answers]
+    assert_close(streamed, ours(texts, batch_size=2, **options))
+    assert_close(streamed, list(theirs((t for t in texts), batch_size=2, **options)))
