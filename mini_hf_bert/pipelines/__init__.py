@@ -49,7 +49,7 @@ from .base import Pipeline
 from .feature_extraction import FeatureExtractionPipeline
 from .fill_mask import FillMaskPipeline
 from .question_answering import QuestionAnsweringPipeline
-from .sentence_embeddings import sentence_max_length
+from .sentence_embeddings import sentence_max_length, sentence_pooling
 from .sentence_similarity import SentenceSimilarityPipeline
 from .text_classification import TextClassificationPipeline
 from .token_classification import TokenClassificationPipeline
@@ -126,6 +126,7 @@ def pipeline(
     extra = {}
     if pipeline_class is SentenceSimilarityPipeline and source is not None and os.path.isdir(source):
         extra["max_length"] = sentence_max_length(source)
+        extra["pooling"] = sentence_pooling(source)[0]  # normalised or not, a cosine is the same
     made = pipeline_class(model, tokenizer, batch_size=batch_size, device=device, progress=progress, **extra)
     made.defaults = dict(call_defaults)
     return made

@@ -18,6 +18,14 @@ from ..tokenization_bert import BertTokenizer
 
 #: sentence-transformers' guard against an all-padding row (its Pooling module's clamp).
 _MIN_TOKENS = 1e-9
+#: The pooling modes of sentence-transformers' ``1_Pooling/config.json`` read here, in the
+#: order its Pooling module concatenates them when several are on.
+POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_tokens",
+                 "pooling_mode_mean_sqrt_len_tokens")
+#: What a padding position holds before max pooling (sentence-transformers' value): never the max.
+_MAX_POOL_PADDING = -1e9
+#: A plain BERT directory (no modules.json) pools as all-MiniLM-L6-v2 does.
+DEFAULT_POOLING = (("pooling_mode_mean_tokens",), True)
 
 
 def mean_pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -28,6 +36,61 @@ def mean_pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> 
     weights = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)  # (B, T, 1)
     summed = (last_hidden_state * weights).sum(dim=1)  # (B, H)
     return summed / weights.sum(dim=1).clamp(min=_MIN_TOKENS)  # (B, H)
+
+
+def pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor, modes: tuple[str, ...]) -> torch.Tensor:
+    """The sentence vector of each row by each of ``modes`` (``POOLING_MODES``), concatenated:
+    (B, T, H), (B, T) -> (B, H x len(modes)).
+
+    transformers: none (sentence-transformers: ``models.Pooling.forward``)
+    """
+    weights = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)  # (B, T, 1)
+    vectors = []
+    for mode in modes:
+        if mode == "pooling_mode_cls_token":
+            vectors.append(last_hidden_state[:, 0])  # (B, H): the [CLS] position
+        elif mode == "pooling_mode_max_tokens":
+            vectors.append(last_hidden_state.masked_fill(weights == 0, _MAX_POOL_PADDING).max(dim=1).values)  # (B, H)
+        elif mode == "pooling_mode_mean_tokens":
+            vectors.append(mean_pool(last_hidden_state, attention_mask))
+        else:  # mean_sqrt_len: the sum over the square root of the count
+            summed = (last_hidden_state * weights).sum(dim=1)  # (B, H)
+            vectors.append(summed / weights.sum(dim=1).clamp(min=_MIN_TOKENS).sqrt())
+    return torch.cat(vectors, dim=-1)
+
+
+def sentence_pooling(path: str) -> tuple[tuple[str, ...], bool]:
+    """(pooling modes, whether a Normalize module follows) of a sentence-transformers
+    directory, from its ``modules.json`` and its Pooling module's ``config.json``; a
+    directory without ``modules.json``: ``DEFAULT_POOLING`` (mean, normalised).
+
+    Raises:
+        ValueError: naming the file, for a pooling this reads no mode of (weighted mean,
+            last token) or none at all.
+
+    transformers: none (sentence-transformers: ``SentenceTransformer._load_sbert_model``)
+    """
+    directory = os.fspath(path)
+    modules_file = os.path.join(directory, "modules.json")
+    if not os.path.isfile(modules_file):
+        return DEFAULT_POOLING
+    with open(modules_file, encoding="utf-8") as f:
+        modules = json.load(f)
+    kinds = {str(m.get("type", "")).rsplit(".", 1)[-1]: m for m in modules if isinstance(m, dict)}
+    pooling = kinds.get("Pooling")
+    if pooling is None:
+        raise ValueError(f"{modules_file}: no Pooling module; a sentence embedding needs one")
+    config_file = os.path.join(directory, str(pooling.get("path", "")), "config.json")
+    with open(config_file, encoding="utf-8") as f:
+        config = json.load(f)
+    unread = sorted(k for k, v in config.items() if k.startswith("pooling_mode") and v and k not in POOLING_MODES)
+    if unread:
+        raise ValueError(f"{config_file}: {', '.join(unread)} is not a pooling mini_hf_bert computes "
+                         f"(it computes {', '.join(POOLING_MODES)})")
+    modes = tuple(mode for mode in POOLING_MODES if config.get(mode))
+    if not modes:
+        raise ValueError(f"{config_file}: no pooling mode is on")
+    return modes, "Normalize" in kinds
 
 
 def sentence_max_length(path: str) -> int | None:
@@ -50,6 +113,7 @@ def encode_sentences(
     normalize: bool = True,
     batch_size: int = 32,
     max_length: int | None = None,
+    pooling: tuple[str, ...] = DEFAULT_POOLING[0],
 ) -> torch.Tensor:
     """(len(texts), H) sentence embeddings: mean pooling over real tokens, then (with
     ``normalize``) L2 normalisation, in batches of ``batch_size``, each text truncated to
@@ -60,6 +124,7 @@ def encode_sentences(
         tokenizer: its tokenizer.
         texts: non-empty strings.
         normalize: scale each embedding to length 1, so a dot product is a cosine.
+        pooling: the pooling modes (``sentence_pooling`` reads a directory's).
 
     transformers: none (sentence-transformers: ``SentenceTransformer.encode``)
     """
@@ -77,7 +142,7 @@ def encode_sentences(
         with torch.no_grad():
             hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                            token_type_ids=batch["token_type_ids"]).last_hidden_state  # (b, T, H)
-        pooled = mean_pool(hidden, batch["attention_mask"])  # (b, H)
+        pooled = pool(hidden, batch["attention_mask"], pooling)  # (b, H x len(pooling))
         chunks.append(torch.nn.functional.normalize(pooled, p=2, dim=1) if normalize else pooled)
     if not chunks:
         return torch.zeros(0, model.config.hidden_size)

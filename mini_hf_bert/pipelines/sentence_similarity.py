@@ -1,4 +1,4 @@
-"""``pipeline("sentence-similarity")``: cosine similarities of mean-pooled sentence embeddings."""
+"""``pipeline("sentence-similarity")``: cosine similarities of pooled sentence embeddings."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import torch
 from ..modeling_bert import BertModel
 from ..tokenization_bert import BertTokenizer
 from .base import Pipeline, _non_empty
-from .sentence_embeddings import mean_pool
+from .sentence_embeddings import DEFAULT_POOLING, pool
 
 
 class SentenceSimilarityPipeline(Pipeline):
-    """Cosine similarity of a source sentence to each of several sentences, from mean-pooled,
-    L2-normalised embeddings (sentence-transformers' recipe for all-MiniLM-L6-v2).
+    """Cosine similarity of a source sentence to each of several sentences, from pooled
+    sentence embeddings: by the pooling the checkpoint's sentence-transformers files name
+    (``pooling``: its modes; ``pipeline()`` reads them), else mean pooling.
 
     transformers: none (the hub's ``sentence-similarity`` task, run by sentence-transformers)
     """
@@ -24,10 +25,11 @@ class SentenceSimilarityPipeline(Pipeline):
 
     def __init__(self, model: torch.nn.Module, tokenizer: BertTokenizer, batch_size: int = 1,
                  device: str | int | torch.device | None = None, progress: bool | None = None,
-                 max_length: int | None = None) -> None:
+                 max_length: int | None = None, pooling: tuple[str, ...] = DEFAULT_POOLING[0]) -> None:
         super().__init__(model, tokenizer, batch_size, device, progress)
         # sentence-transformers truncates at its own max_seq_length (256 for all-MiniLM-L6-v2).
         self.max_length = max_length
+        self.pooling = pooling
 
     def __call__(self, inputs: dict | list[dict], batch_size: int | None = None) -> list:
         """Args:
@@ -57,7 +59,7 @@ class SentenceSimilarityPipeline(Pipeline):
             return [dict(self.tokenizer(text, truncation=True, max_length=self.max_length, return_tensors="pt"))]
 
         def postprocess(text: str, outputs: list[dict]) -> torch.Tensor:
-            pooled = mean_pool(outputs[0]["last_hidden_state"], outputs[0]["attention_mask"])  # (1, H)
+            pooled = pool(outputs[0]["last_hidden_state"], outputs[0]["attention_mask"], self.pooling)  # (1, H')
             return torch.nn.functional.normalize(pooled, p=2, dim=1)[0]  # (H,)
 
         embeddings = self._run(texts, preprocess, postprocess, batch_size)

@@ -121,6 +121,49 @@ def test_sentence_similarity_is_the_sentence_transformers_recipe(minilm_dir):
                  embeddings[0])
 
 
+@pytest.mark.parametrize("modes", [("pooling_mode_cls_token",), ("pooling_mode_max_tokens",),
+                                   ("pooling_mode_mean_sqrt_len_tokens",),
+                                   ("pooling_mode_cls_token", "pooling_mode_mean_tokens")])
+def test_sentence_similarity_pools_as_the_directory_says(modes, minilm_dir, tmp_path):
+    """A sentence-transformers directory whose 1_Pooling/config.json says CLS (as bge
+    models), max or mean-sqrt-len pooling, or several: the similarities are
+    sentence-transformers' own, not mean pooling's."""
+    import json
+    import shutil
+
+    from sentence_transformers import SentenceTransformer
+
+    directory = tmp_path / "model"
+    shutil.copytree(minilm_dir, directory)
+    config_file = directory / "1_Pooling" / "config.json"
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    config.update({key: key in modes for key in config if key.startswith("pooling_mode")})
+    config_file.write_text(json.dumps(config), encoding="utf-8")
+    sentences = ["A man is playing a guitar.", "Someone is strumming a guitar on stage.", "北京是中国的首都。"]
+    ours = pipeline("sentence-similarity", model=str(directory))({"source_sentence": sentences[0],
+                                                                   "sentences": sentences[1:]})
+    reference = SentenceTransformer(str(directory), device="cpu")
+    embeddings = torch.nn.functional.normalize(reference.encode(sentences, convert_to_tensor=True), dim=-1)
+    assert_close(ours, (embeddings[1:] @ embeddings[0]).tolist())
+    mean = pipeline("sentence-similarity", model=minilm_dir)({"source_sentence": sentences[0], "sentences": sentences[1:]})
+    if modes != ("pooling_mode_mean_sqrt_len_tokens",):  # sum/sqrt(n) points where the mean does: same cosine
+        assert max(abs(a - b) for a, b in zip(ours, mean)) > 0.01  # the pooling matters
+
+
+def test_a_pooling_mini_hf_bert_does_not_compute_is_refused_naming_the_file(minilm_dir, tmp_path):
+    import json
+    import shutil
+
+    directory = tmp_path / "model"
+    shutil.copytree(minilm_dir, directory)
+    config_file = directory / "1_Pooling" / "config.json"
+    config = json.loads(config_file.read_text(encoding="utf-8"))
+    config.update(pooling_mode_mean_tokens=False, pooling_mode_lasttoken=True)
+    config_file.write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"1_Pooling/config.json: pooling_mode_lasttoken is not a pooling"):
+        pipeline("sentence-similarity", model=str(directory))
+
+
 # ------------------------------------------------------------------ text-classification
 def test_text_classification(sentiment_dir):
     ours = pipeline("text-classification", model=sentiment_dir)
