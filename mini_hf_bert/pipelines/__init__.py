@@ -45,7 +45,7 @@ from ..checkpoints.bundled import resolve_named_checkpoint
 from ..checkpoints.errors import CheckpointError
 from ..checkpoints.loading import name_list
 from ..tokenization_bert import BertTokenizer
-from .base import Pipeline
+from .base import Pipeline, PipelineException
 from .feature_extraction import FeatureExtractionPipeline
 from .fill_mask import FillMaskPipeline
 from .question_answering import QuestionAnsweringPipeline
@@ -135,6 +135,7 @@ __all__ = [
     "FeatureExtractionPipeline",
     "FillMaskPipeline",
     "Pipeline",
+    "PipelineException",
     "QuestionAnsweringPipeline",
     "SentenceSimilarityPipeline",
     "TextClassificationPipeline",

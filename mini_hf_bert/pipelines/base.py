@@ -17,6 +17,18 @@ from ..tokenization_bert import BertTokenizer
 _PAD_VALUES = {"attention_mask": 0, "token_type_ids": 0, "special_tokens_mask": 1, "p_mask": 1}
 
 
+class PipelineException(ValueError):
+    """An input a pipeline cannot answer (fill-mask: a text with no [MASK]), naming the
+    task and the model as transformers' does; also a ValueError, as these were before.
+
+    transformers: ``pipelines.base.PipelineException``
+    """
+
+    def __init__(self, task: str, model: str, reason: str) -> None:
+        super().__init__(reason)
+        self.task, self.model, self.reason = task, model, reason
+
+
 class Pipeline:
     """What every task shares: loading, batching features, the progress bar.
 

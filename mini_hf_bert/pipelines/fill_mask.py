@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..modeling_bert import BertForMaskedLM
-from .base import Pipeline, _check_fits, is_stream
+from .base import Pipeline, PipelineException, _check_fits, is_stream
 
 
 class FillMaskPipeline(Pipeline):
@@ -45,8 +45,9 @@ class FillMaskPipeline(Pipeline):
             encoded = self.tokenizer(text, return_tensors="pt")
             if not (encoded["input_ids"] == mask_id).any():
                 where = f"inputs[{index}]" if many else "inputs"
-                raise ValueError(f"{where}: no {self.tokenizer.mask_token} in {text!r}; fill-mask predicts the token at "
-                                 f"each {self.tokenizer.mask_token}")
+                raise PipelineException(self.task, self.model.base_model_prefix,
+                                        f"{where}: no {self.tokenizer.mask_token} in {text!r}; fill-mask predicts the "
+                                        f"token at each {self.tokenizer.mask_token}")
             _check_fits(self.model, encoded["input_ids"], f"inputs[{index}]" if many else "inputs")
             return [dict(encoded)]
 

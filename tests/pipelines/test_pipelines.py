@@ -313,3 +313,14 @@ def test_a_generator_streams_one_answer_per_item_as_transformers(task, texts, op
     streamed = [first, *answers]
     assert_close(streamed, ours(texts, batch_size=2, **options))
     assert_close(streamed, list(theirs((t for t in texts), batch_size=2, **options)))
+
+
+def test_a_text_without_a_mask_is_a_pipeline_exception_as_in_transformers(google_mlm):
+    from mini_hf_bert.pipelines import PipelineException
+
+    with pytest.raises(transformers.pipelines.PipelineException) as theirs:
+        transformers.pipeline("fill-mask", model=google_mlm)("no mask here")
+    with pytest.raises(PipelineException) as ours:
+        pipeline("fill-mask", model=google_mlm)("no mask here")
+    assert (ours.value.task, ours.value.model) == (theirs.value.task, theirs.value.model) == ("fill-mask", "bert")
+    assert isinstance(ours.value, ValueError)  # what it was before, still caught so
