@@ -150,7 +150,10 @@ class Pipeline:
 
 def is_stream(inputs: Any) -> bool:
     """Whether ``inputs`` is a stream of inputs to answer one by one (a generator, a
-    dataset), not one input or a list of them."""
+    dataset), not one input or a list of them.
+
+    transformers: none (its ``Pipeline.__call__`` tells a generator or a Dataset from a list inline)
+    """
     return isinstance(inputs, Iterable) and not isinstance(inputs, (str, bytes, list, tuple, Mapping))
 
 
