@@ -224,7 +224,7 @@ def check_destination(dst: str, sources: list[str]) -> None:
             raise FileExistsError(f"{dst}: {where} the source {source}; the output must be a separate directory")
         if _same_or_inside(source, dst):
             raise FileExistsError(
-                f"{dst}: holds the source {source}; replacing it would delete the checkpoint being converted"
+                f"{dst}: holds the source {source}; writing there could destroy what the command reads"
             )
 
 
