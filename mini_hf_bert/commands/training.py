@@ -135,19 +135,18 @@ SIZED = {"size": ("small", "quick"), "max_seq_length": (128, 64), "max_steps": (
 SIZED_HELP = {"max_seq_length": "tokens per instance", "max_steps": "optimiser steps",
               "dupe_factor": "passes over the corpus, each with other masks",
               "eval_every": "steps between held-out evaluations", "save_every": "steps between checkpoints"}
-#: How many of the corpus' documents decide its language (and so the default vocabulary).
-SAMPLE_DOCUMENTS = 50
 
 
 def run_show_instances(args: argparse.Namespace) -> int:
     from ..checkpoints.convert import tokenizer_for
     from .companion import chosen_checkpoint
     from ..training import pretraining_data
+    from ..training.pretraining import LANGUAGE_SAMPLE_DOCUMENTS
 
     if args.count < 1:
         raise ValueError(f"--count must be at least 1, got {args.count}")
     documents = pretraining_data.load_corpus(args.corpus, segmented=args.whole_word_mask)
-    sample = "".join("".join(sentence) for document in documents[:SAMPLE_DOCUMENTS] for sentence in document)
+    sample = "".join("".join(sentence) for document in documents[:LANGUAGE_SAMPLE_DOCUMENTS] for sentence in document)
     tokenizer = tokenizer_for(chosen_checkpoint(args.vocab, sample))
     instances = pretraining_data.create_pretraining_instances(
         documents, tokenizer,
