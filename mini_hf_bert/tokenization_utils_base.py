@@ -231,6 +231,39 @@ def _tensor_kind(value: Any) -> str | None:
     return None
 
 
+def _take_stacked_mask(encoded_inputs: Any) -> tuple[Any, list | None]:
+    """Split off a batch's per-example attention masks of 2+ dimensions (tensors or arrays),
+    which ``pad`` stacks rather than pads: (the other inputs, the masks), or (the inputs,
+    None) when the masks are token rows. The caller's dict is left as it was."""
+    if not isinstance(encoded_inputs, Mapping) or "attention_mask" not in encoded_inputs:
+        return encoded_inputs, None
+    masks = encoded_inputs["attention_mask"]
+    if isinstance(masks, (list, tuple)) and masks and getattr(masks[0], "ndim", 0) > 1:
+        return {key: value for key, value in encoded_inputs.items() if key != "attention_mask"}, list(masks)
+    return encoded_inputs, None
+
+
+def _stack_masks(masks: list, return_tensors: str | None) -> Any:
+    """Per-example masks of one shape as one (batch, ...) tensor or array."""
+    shapes = {tuple(mask.shape) for mask in masks}
+    if len(shapes) > 1:
+        raise ValueError(f"pad: the examples' attention masks have different shapes {sorted(shapes)}; masks of two "
+                         "or more dimensions are stacked, not padded, so they must share one shape")
+    if _tensor_kind(masks) == "pt":
+        import torch
+
+        stacked = torch.stack(list(masks))
+        return stacked.numpy() if return_tensors == "np" else stacked
+    import numpy
+
+    stacked = numpy.stack(masks)
+    if return_tensors == "pt":
+        import torch
+
+        return torch.from_numpy(stacked)
+    return stacked
+
+
 def _to_tensor(rows: Any, return_tensors: str, exact: bool = False) -> Any:
     """Token rows as int64 tensors; with ``exact``, whatever the values are (float labels stay floats)."""
     if return_tensors == "np":
@@ -962,10 +995,14 @@ class PreTrainedTokenizerBase:
 
         ``input_ids`` is padded with the [PAD] id, ``token_type_ids`` with 0,
         ``attention_mask`` with 0, ``special_tokens_mask`` with 1; other keys (labels)
-        are left as they are.
+        are left as they are. A per-example attention mask of two or more dimensions
+        (tensors or arrays, e.g. each example's (seq, seq) or (1, seq, seq) mask, as packed
+        or custom-attention datasets carry) is not padded: the examples' masks are stacked
+        as they are, as transformers does, so they must already share one shape.
         """
         if isinstance(encoded_inputs, (list, tuple)) and encoded_inputs and isinstance(encoded_inputs[0], Mapping):
             encoded_inputs = {key: [example[key] for example in encoded_inputs] for key in encoded_inputs[0].keys()}
+        encoded_inputs, stacked_mask = _take_stacked_mask(encoded_inputs)
         if not isinstance(encoded_inputs, Mapping) or "input_ids" not in encoded_inputs:
             raise ValueError("pad needs an encoding, a batch of encodings or a list of them, with input_ids; got "
                              f"{type(encoded_inputs).__name__}"
@@ -1015,6 +1052,8 @@ class PreTrainedTokenizerBase:
                 # Every key, as transformers' BatchEncoding converts them (labels too).
                 tensors[key] = _to_tensor(value, return_tensors, exact=key not in rows)
             encoding = tensors
+        if stacked_mask is not None:
+            encoding["attention_mask"] = _stack_masks(stacked_mask, return_tensors)
         return encoding
 
     def batch_decode(self, sequences, skip_special_tokens: bool = False, clean_up_tokenization_spaces: bool | None = None) -> list[str]:

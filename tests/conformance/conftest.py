@@ -15,6 +15,7 @@ SOURCES = {
     "test_google_modeling": "google-research/bert modeling_test.py",
     "test_modeling_common_upstream": "transformers 5.23 tests/test_modeling_common.py (ModelTesterMixin)",
     "test_tokenization_common_upstream": "transformers 5.23 tests/test_tokenization_common.py (TokenizerTesterMixin)",
+    "test_data_collator_upstream": "transformers tests/trainer/test_data_collator.py (transformers' collators, our tokenizer)",
 }
 
 _outcomes: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

@@ -108,3 +108,39 @@ def test_convert_to_tensors_as_transformers_batch_encoding(tokenizers):
     ragged = tokenizers[0](TEXTS)
     with pytest.raises(ValueError, match="input_ids: cannot make one tensor of rows of unequal length"):
         ragged.convert_to_tensors("pt")
+
+
+@pytest.mark.parametrize("mask_kind", ["pt", "np"])
+@pytest.mark.parametrize("return_tensors", [None, "pt", "np"])
+def test_pad_carries_per_example_4d_attention_masks_as_transformers(tokenizers, mask_kind, return_tensors):
+    """Examples that each carry a (1, seq, seq) attention mask (packed or custom attention):
+    transformers' pad stacks those masks as they are and pads the rest; so do we."""
+    import numpy
+
+    def mask(seed):
+        values = torch.Generator().manual_seed(seed)
+        square = torch.randint(0, 2, (1, 5, 5), generator=values)
+        return square if mask_kind == "pt" else square.numpy()
+
+    padded = []
+    for tokenizer in tokenizers:
+        examples = [{"input_ids": [101, 7592, 102], "attention_mask": mask(1)},
+                    {"input_ids": [101, 7592, 2088, 999, 102], "attention_mask": mask(2)}]
+        padded.append(tokenizer.pad(examples, return_tensors=return_tensors))
+        assert examples[0]["input_ids"] == [101, 7592, 102]  # the caller's examples are left as they were
+    ours, theirs = padded
+    assert sorted(ours) == sorted(theirs)
+    expected_type = {None: type(theirs["attention_mask"]), "pt": torch.Tensor, "np": numpy.ndarray}[return_tensors]
+    assert isinstance(ours["attention_mask"], expected_type) and isinstance(theirs["attention_mask"], expected_type)
+    assert ours["attention_mask"].shape == theirs["attention_mask"].shape == (2, 1, 5, 5)
+    assert numpy.array_equal(numpy.asarray(ours["attention_mask"]), numpy.asarray(theirs["attention_mask"]))
+    to_list = lambda rows: rows.tolist() if hasattr(rows, "tolist") else rows  # noqa: E731
+    assert to_list(ours["input_ids"]) == to_list(theirs["input_ids"]) == [[101, 7592, 102, 0, 0],
+                                                                          [101, 7592, 2088, 999, 102]]
+
+
+def test_pad_refuses_stacked_masks_of_different_shapes(tokenizers):
+    examples = [{"input_ids": [101, 102], "attention_mask": torch.ones(1, 2, 2)},
+                {"input_ids": [101, 7592, 102], "attention_mask": torch.ones(1, 3, 3)}]
+    with pytest.raises(ValueError, match=r"attention masks have different shapes \[\(1, 2, 2\), \(1, 3, 3\)\]"):
+        tokenizers[0].pad(examples)
