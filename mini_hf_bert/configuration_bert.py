@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import torch
+
 from .activations import ACT2FN
 from .file_utils import directory_lock, read_json, write_text
 
@@ -126,6 +128,9 @@ class BertConfig:
     # BertForSequenceClassification's loss: "regression" (MSE), "single_label_classification"
     # (cross-entropy) or "multi_label_classification" (BCE); None = inferred per call, as transformers does.
     problem_type: str | None = None
+    # The parameters' dtype when saved (transformers 5.x's field; save_pretrained records
+    # it, from_pretrained(dtype="auto") reads it): a torch.dtype, written as its name.
+    dtype: torch.dtype | None = None
     # --- run-time choices (not written to config.json) ------------------------
     # Which attention kernel BertSelfAttention uses: "eager" (the readable reference)
     # or "sdpa" (torch.nn.functional.scaled_dot_product_attention). transformers keeps
@@ -143,6 +148,10 @@ class BertConfig:
     #: transformers wrote it and what it was loaded from. Dropped on reading, so a saved
     #: config never claims a transformers version that did not write it.
     _FILE_HISTORY_KEYS = ("transformers_version", "_name_or_path")
+    #: Keys read from a config.json (into ``extra``) that say where this directory's files
+    #: are, so a save elsewhere must not repeat them: ``transformers_weights`` names the
+    #: weights file of the directory it came from (transformers drops it on saving too).
+    _DIRECTORY_KEYS = ("transformers_weights",)
 
     def __post_init__(self) -> None:
         self._settle_labels()
@@ -151,12 +160,28 @@ class BertConfig:
         object.__setattr__(self, "_built", True)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("_built") and name not in self.__dict__ and not name.startswith("_") \
+                and not hasattr(type(self), name):
+            # Not a field: kept in extra and written to config.json, as transformers keeps and
+            # writes any attribute set on a config (quantization_config, peft's entries).
+            self.extra[name] = value
+            return
+        if name == "dtype":
+            value = _config_dtype(value)
         object.__setattr__(self, name, value)
         # As transformers' num_labels setter: a new count rebuilds generic labels.
         if name == "num_labels" and self.__dict__.get("_built") and (self.id2label is None or len(self.id2label) != value):
             object.__setattr__(self, "id2label", None)
             object.__setattr__(self, "label2id", None)
             self._settle_labels()
+
+    def __getattr__(self, name: str) -> Any:
+        """A config.json key kept in ``extra`` reads as an attribute (``config.transformers_weights``),
+        as on transformers' configs. Only reached when no field or method has the name."""
+        extra = self.__dict__.get("extra")
+        if extra is not None and name in extra:
+            return extra[name]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     def _settle_pruned_heads(self) -> None:
         """JSON object keys are strings: turn pruned_heads' layer keys back into ints, and check them."""
@@ -369,8 +394,10 @@ class BertConfig:
         for f in dataclasses.fields(self):
             if f.name not in self._NOT_SERIALISED:
                 out[f.name] = getattr(self, f.name)
+        out["dtype"] = None if self.dtype is None else str(self.dtype).removeprefix("torch.")
         for key, value in self.extra.items():
-            out.setdefault(key, value)
+            if key not in self._DIRECTORY_KEYS:
+                out.setdefault(key, value)
         return out
 
     def to_diff_dict(self) -> dict[str, Any]:
@@ -460,6 +487,17 @@ class BertConfig:
         os.makedirs(directory, exist_ok=True)
         with directory_lock(directory, exclusive=True):
             return write_text(path, self.to_json_string())
+
+
+def _config_dtype(value: Any) -> torch.dtype | None:
+    """``BertConfig.dtype`` from what a caller or a config.json gives: a torch dtype, its
+    name (``"float16"``, ``"torch.float16"``) or None."""
+    if value is None or isinstance(value, torch.dtype):
+        return value
+    candidate = getattr(torch, value.removeprefix("torch."), None) if isinstance(value, str) else None
+    if not isinstance(candidate, torch.dtype):
+        raise ConfigError(f"BertConfig.dtype must be a torch dtype or its name (e.g. 'float32'), got {value!r}")
+    return candidate
 
 
 def is_google_config(values: dict[str, Any]) -> bool:

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from .checkpoints.errors import CheckpointError, MetaDeviceLoadError
+from .checkpoints.hf_format import check_variant
 from .checkpoints.hub import upload_folder
 from .checkpoints.loading import (
     checkpoint_argument,
@@ -452,6 +453,7 @@ class PreTrainedModel(nn.Module):
         commit_message: str | None = None,
         private: bool | None = None,
         token: str | bool | None = None,
+        variant: str | None = None,
     ) -> None:
         """Write ``config.json`` and the weights to a directory that both mini_hf_bert's and
         transformers' ``from_pretrained`` read.
@@ -472,6 +474,10 @@ class PreTrainedModel(nn.Module):
             push_to_hub: after saving, upload the directory to ``repo_id`` (default: the
                 directory's name) with huggingface_hub (``push_to_hub``).
             repo_id / commit_message / private / token: for ``push_to_hub``.
+            variant: name the weight files for this variant, as transformers does
+                (``model.fp16.safetensors``, ``model.safetensors.index.fp16.json``); read them
+                back with ``from_pretrained(..., variant="fp16")``. Other variants' files
+                in the directory are left alone.
 
         Every file is written whole, under a unique name, then renamed into place
         (``file_utils``): a kill or an error leaves the earlier save's files, never a part of
@@ -489,6 +495,7 @@ class PreTrainedModel(nn.Module):
         if os.path.isfile(save_directory):
             raise ValueError(f"save_directory {save_directory} is a file; expected a directory")
         limit = parse_size(max_shard_size, "max_shard_size")
+        check_variant(variant)
         if state_dict is None:
             state_dict = self.state_dict()
         elif not isinstance(state_dict, dict) or not all(isinstance(v, torch.Tensor) for v in state_dict.values()):
@@ -497,11 +504,12 @@ class PreTrainedModel(nn.Module):
         ignored = set(self._keys_to_ignore_on_save or ())
         state_dict = {k: v.detach().contiguous() for k, v in state_dict.items() if k not in tied and k not in ignored}
         shards = split_into_shards(state_dict, limit)
-        config = dataclasses.replace(self.config, architectures=[type(self).__name__])
+        # The parameters' dtype is recorded, as transformers does (from_pretrained(dtype="auto") reads it).
+        config = dataclasses.replace(self.config, architectures=[type(self).__name__], dtype=self.dtype)
         if not os.path.isdir(save_directory):  # a new directory: built beside its name, renamed into place whole
             staging = make_sibling_directory(save_directory, SAVING_PREFIX)
             try:
-                names = write_weights(staging, config, shards, state_dict, safe_serialization)
+                names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
                 fsync_directory(staging)
                 try:
                     os.rename(staging, save_directory)
@@ -511,7 +519,7 @@ class PreTrainedModel(nn.Module):
                     if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(save_directory):
                         raise
                     with directory_lock(save_directory, exclusive=True):
-                        move_files_in(staging, save_directory, names, safe_serialization)
+                        move_files_in(staging, save_directory, names, safe_serialization, variant)
             finally:
                 if staging is not None:
                     shutil.rmtree(staging, ignore_errors=True)
@@ -519,8 +527,8 @@ class PreTrainedModel(nn.Module):
             with directory_lock(save_directory, exclusive=True):
                 staging = make_directory_in(save_directory, SAVING_PREFIX)
                 try:
-                    names = write_weights(staging, config, shards, state_dict, safe_serialization)
-                    move_files_in(staging, save_directory, names, safe_serialization)
+                    names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
+                    move_files_in(staging, save_directory, names, safe_serialization, variant)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
         logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(shards), save_directory)
@@ -560,6 +568,8 @@ class PreTrainedModel(nn.Module):
         use_safetensors: bool | None = None,
         low_cpu_mem_usage: bool | None = None,
         trust_remote_code: bool = False,
+        subfolder: str = "",
+        variant: str | None = None,
         **kwargs: Any,
     ):
         """Build the model from a HuggingFace-format directory and load its weights.
@@ -600,6 +610,10 @@ class PreTrainedModel(nn.Module):
                 another ``num_labels``); otherwise a mismatch is an error.
             use_safetensors: True reads ``model.safetensors`` only, False ``pytorch_model.bin``
                 only, None (default) safetensors if present, as transformers.
+            subfolder: the checkpoint is in this folder of the directory (transformers'
+                argument; a local directory only: no hub download here takes a subfolder).
+            variant: read the weight files ``save_pretrained(variant=...)`` wrote
+                (``model.fp16.safetensors``) instead of the plain ones (a local directory only).
             low_cpu_mem_usage: accepted for transformers code; loading here always builds
                 on the meta device and assigns the checkpoint's tensors, which is what
                 transformers does when it is True.
@@ -629,6 +643,9 @@ class PreTrainedModel(nn.Module):
 
         if use_safetensors not in (None, True, False):
             raise ValueError(f"use_safetensors must be True, False or None, got {use_safetensors!r}")
+        check_variant(variant)
+        if not isinstance(subfolder, str) or os.path.isabs(subfolder) or ".." in subfolder.replace("\\", "/").split("/"):
+            raise ValueError(f"subfolder={subfolder!r}: expected a folder name inside the checkpoint directory")
         if trust_remote_code:
             logger.warning("trust_remote_code=True has no effect: mini_hf_bert never runs code from a checkpoint; "
                            "%s is built from this library's own classes", cls.__name__)
@@ -657,9 +674,9 @@ class PreTrainedModel(nn.Module):
             return (model, info) if output_loading_info else model
         source = checkpoint_argument(pretrained_model_name_or_path)
         # A directory is read under its shared lock: a save running there finishes first.
-        with directory_lock(source, exclusive=False):
+        with directory_lock(os.path.join(source, subfolder) if subfolder else source, exclusive=False):
             resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only,
-                                          use_safetensors)
+                                          use_safetensors, variant, subfolder)
             try:
                 if config is None:
                     if resolved.config_path is None:
@@ -672,14 +689,15 @@ class PreTrainedModel(nn.Module):
                 if attn_implementation is not None:
                     config = dataclasses.replace(config, attn_implementation=attn_implementation)
                 config = dataclasses.replace(config, name_or_path=os.fspath(pretrained_model_name_or_path))
+                _warn_about_quantization(config)
 
                 if state_dict is None:
                     loaded = load_checkpoint_tensors(resolved)
                 else:  # the caller's tensors replace the files': those are never read
                     loaded = CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict")
-                if target_dtype == "auto":
+                if target_dtype == "auto":  # the config's record first, else the weights' one float dtype
                     float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
-                    target_dtype = float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
+                    target_dtype = config.dtype or (float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32)
 
                 model, info = cls.from_checkpoint_tensors(
                     loaded, config, strict=strict, dtype=target_dtype or torch.float32,
@@ -808,6 +826,17 @@ class PreTrainedModel(nn.Module):
             attention_mask, tuple(input_shape), dtype=dtype or self.dtype, is_decoder=self.config.is_decoder
         )
         return mask if device is None else mask.to(device)
+
+
+def _warn_about_quantization(config) -> None:
+    """A config.json with a ``quantization_config``: nothing here quantizes, so say so in
+    transformers' words for a method it does not know, and load the weights as they are
+    (a quantized checkpoint's packed tensors then fail the shape and dtype checks, by name)."""
+    quantization = config.extra.get("quantization_config")
+    if quantization is not None:
+        method = quantization.get("quant_method") if isinstance(quantization, dict) else quantization
+        logger.warning("Unknown quantization type, got %s - supported types are: [] (mini_hf_bert quantizes "
+                       "nothing); loading %s's weights as they are", method, config.name_or_path)
 
 
 def _checked_state_dict(state_dict: Any) -> dict[str, torch.Tensor]:

@@ -26,7 +26,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file as _safetensors_load_file
 
 from ..file_utils import read_json
-from .errors import CheckpointError
+from .errors import CheckpointError, CheckpointNotFoundError
 
 logger = logging.getLogger(__name__)
 
@@ -52,25 +52,56 @@ def is_zip(path: str) -> bool:
         return False
 
 
-def find_weights_file(directory: str, use_safetensors: bool | None = None) -> str:
+def add_variant(name: str, variant: str | None) -> str:
+    """A weights file's name for ``variant`` (``save_pretrained(variant="fp16")``), as
+    transformers spells it: the variant goes before the last suffix, so
+    ``model.safetensors`` -> ``model.fp16.safetensors`` and ``model.safetensors.index.json``
+    -> ``model.safetensors.index.fp16.json``.
+
+    transformers: ``modeling_utils._add_variant``
+    """
+    if variant is None:
+        return name
+    stem, _, suffix = name.rpartition(".")
+    return f"{stem}.{variant}.{suffix}"
+
+
+def check_variant(variant: object) -> None:
+    """A variant is a plain name: it becomes part of a file name beside config.json."""
+    if variant is None:
+        return
+    if not isinstance(variant, str) or not variant or any(c in variant for c in "/\\:") or variant in (".", ".."):
+        raise ValueError(f"variant={variant!r}: expected a name such as 'fp16' or 'v2' (no path separators)")
+
+
+def find_weights_file(directory: str, use_safetensors: bool | None = None, variant: str | None = None) -> str:
     """Return the path of the weights file ``from_pretrained`` should read in ``directory``:
     safetensors first, as transformers. ``use_safetensors`` (transformers' argument): True
-    reads safetensors only, False the torch ``.bin`` files only, None either."""
+    reads safetensors only, False the torch ``.bin`` files only, None either. ``variant``:
+    the files ``save_pretrained(variant=...)`` wrote (``model.v2.safetensors``) instead of
+    the plain ones. None found is a ``CheckpointNotFoundError`` (an OSError, as transformers')."""
     names = {None: WEIGHTS_FILE_NAMES, True: (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME),
              False: (WEIGHTS_NAME, WEIGHTS_INDEX_NAME)}[use_safetensors]
+    names = tuple(add_variant(name, variant) for name in names)
     for name in names:
         path = os.path.join(directory, name)
         if os.path.isfile(path):
             return path
-    raise CheckpointError(
+    arguments = [f"use_safetensors={use_safetensors}"] if use_safetensors is not None else []
+    arguments += [f"variant={variant!r}"] if variant is not None else []
+    raise CheckpointNotFoundError(
         f"{directory}: no weights file found; expected one of {', '.join(names)}"
-        + (f" (use_safetensors={use_safetensors})" if use_safetensors is not None else "")
+        + (f" ({', '.join(arguments)})" if arguments else "")
     )
+
+
+#: A sharded checkpoint's index, plain or of a variant (``model.safetensors.index.fp16.json``).
+_INDEX_FILE = re.compile(r"\.index(\.[^./\\]+)?\.json$")
 
 
 def read_state_dict(path: str) -> dict[str, torch.Tensor]:
     """Read every tensor of a weights file (or of all shards an index names)."""
-    if path.endswith(".index.json"):
+    if _INDEX_FILE.search(os.path.basename(path)):
         return read_sharded(path)
     if path.endswith(".safetensors"):
         return read_safetensors(path)

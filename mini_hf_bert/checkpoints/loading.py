@@ -186,8 +186,9 @@ def load_fitted_state(
 
     transformers: none (``PreTrainedModel._load_pretrained_model`` does this inside ``from_pretrained``)
     """
-    expected = model.state_dict()  # shapes and dtypes; on the meta device, no data
     tensors = dict(tensors)
+    settle_ties(model, tensors, source, name_in_file)
+    expected = model.state_dict()  # shapes and dtypes; on the meta device, no data
     for tied_name, tied_to in model.tied_weights().items():
         expected.pop(tied_name, None)  # filled through the parameter it is tied to
         copy = tensors.pop(tied_name, None)
@@ -277,6 +278,39 @@ def load_fitted_state(
         "newly_initialized_keys": set(init_if_missing) | (set(hard_missing) if not strict else set())
                                   | {k for k in expected if name_in_file(k) in skip},
     }
+
+
+def settle_ties(model: nn.Module, tensors: dict[str, torch.Tensor], source: str,
+                name_in_file: Callable[[str], str] = lambda key: key) -> None:
+    """Fit a checkpoint's tied weights to the (meta-device) ``model`` before loading, as
+    transformers 5.x does:
+
+    * a tie saved under its other end (only ``cls.predictions.decoder.weight``, no word
+      embeddings) loads there, so both ends get it;
+    * a word-embedding tie whose two ends the checkpoint holds with different values is
+      undone, with a warning: the decoder gets a parameter of its own and
+      ``config.tie_word_embeddings`` becomes False, so the logits are the checkpoint's and
+      a save writes both. (Tying would silently replace the decoder the file holds.)
+
+    transformers: ``PreTrainedModel.tie_weights`` (its ``missing_keys`` branch)
+    """
+    embedding = model.get_input_embeddings().weight if hasattr(model, "get_input_embeddings") else None
+    for target, tied_to in model.tied_weights().items():
+        if target not in tensors:
+            continue
+        if tied_to not in tensors:
+            logger.info("%s: %s holds %s, to which it is tied; loading it there", source, name_in_file(target),
+                        name_in_file(tied_to))
+            tensors[tied_to] = tensors.pop(target)
+        elif model.get_parameter(tied_to) is embedding and not same_values(tensors[target], tensors[tied_to]):
+            logger.warning("%s: the model ties %s to %s, but both are present in the checkpoints with different "
+                           "values, so we will NOT tie them (config.tie_word_embeddings is now False)",
+                           source, name_in_file(target), name_in_file(tied_to))
+            model.config.tie_word_embeddings = False
+            module_name, _, attr = target.rpartition(".")
+            tied = model.get_parameter(tied_to)
+            setattr(model.get_submodule(module_name), attr,
+                    nn.Parameter(torch.empty(tied.shape, dtype=tied.dtype, device=tied.device)))
 
 
 #: Where the weights of heads and the pooler live, by their PyTorch and TensorFlow names: a

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import torch
 
 from .errors import CheckpointError, CheckpointNotFoundError
-from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, find_weights_file, is_zip, read_state_dict
+from ..file_utils import read_json
+from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, add_variant, find_weights_file, is_zip, read_state_dict
 from .hub import looks_like_hub_id, resolve_hub_id
 from .tf_bundle import TFCheckpoint
 from .weight_map import convert_tf_checkpoint
@@ -73,15 +74,29 @@ def resolve_checkpoint(
     cache_dir: str | os.PathLike | None = None,
     local_files_only: bool = False,
     use_safetensors: bool | None = None,
+    variant: str | None = None,
+    subfolder: str = "",
 ) -> ResolvedCheckpoint:
     """Find the config and weights of ``path``: a local form first, then a hub id.
 
     ``revision``, ``cache_dir`` and ``local_files_only`` apply to hub ids only, with
-    transformers' meanings; ``use_safetensors`` to HuggingFace directories
-    (``hf_format.find_weights_file``).
+    transformers' meanings; ``use_safetensors`` and ``variant`` to HuggingFace directories
+    (``hf_format.find_weights_file``); ``subfolder`` names the folder of a directory that
+    holds the checkpoint (transformers' argument).
     """
     if not isinstance(path, (str, os.PathLike)) or not isinstance(source := os.fspath(path), str):
         raise TypeError(f"pretrained_model_name_or_path must be a str or os.PathLike, got {type(path).__name__}")
+    if subfolder or variant is not None:
+        if not os.path.isdir(source):
+            given = ", ".join(f"{k}={v!r}" for k, v in (("subfolder", subfolder), ("variant", variant)) if v)
+            raise CheckpointNotFoundError(
+                f"{source}: {given} applies to a local directory, and there is no such directory "
+                f"(for a hub repo, download it and pass its directory)"
+            )
+        source = os.path.join(source, subfolder) if subfolder else source
+        if not os.path.isdir(source):
+            raise CheckpointNotFoundError(f"{source}: no such subfolder (subfolder={subfolder!r})")
+        return _resolve_directory(source, source, use_safetensors, variant)
     if os.path.isdir(source):
         return _resolve_directory(source, source, use_safetensors)
     if os.path.isfile(source + ".index"):
@@ -146,17 +161,23 @@ def _find_config(directory: str) -> str | None:
     return None
 
 
-def _resolve_directory(directory: str, source: str, use_safetensors: bool | None = None) -> ResolvedCheckpoint:
-    for name in (*WEIGHTS_FILE_NAMES, CONFIG_NAME, GOOGLE_CONFIG_NAME):
+def _resolve_directory(directory: str, source: str, use_safetensors: bool | None = None,
+                       variant: str | None = None) -> ResolvedCheckpoint:
+    names = [add_variant(name, variant) for name in WEIGHTS_FILE_NAMES]
+    for name in (*names, CONFIG_NAME, GOOGLE_CONFIG_NAME):
         path = os.path.join(directory, name)
         if os.path.islink(path) and not os.path.exists(path):
             raise CheckpointError(f"{path}: a symbolic link that leads nowhere (a loop, or its target is missing)")
     config = _find_config(directory)
+    explicit = _explicit_weights(directory, config)
+    if explicit is not None:
+        return ResolvedCheckpoint(source, "hf", config, weights_path=explicit)
     try:
-        weights = find_weights_file(directory, use_safetensors)
+        weights = find_weights_file(directory, use_safetensors, variant)
     except CheckpointError:
-        if use_safetensors is not None and any(os.path.isfile(os.path.join(directory, n)) for n in WEIGHTS_FILE_NAMES):
-            raise  # the other format is there: say that use_safetensors ruled it out
+        if variant is not None or (use_safetensors is not None and
+                                   any(os.path.isfile(os.path.join(directory, n)) for n in WEIGHTS_FILE_NAMES)):
+            raise  # the other format (or the plain files) is there: say what ruled it out
         weights = None
     if weights is not None:  # without a config, from_pretrained needs config= (it says so)
         return ResolvedCheckpoint(source, "hf", config, weights_path=weights)
@@ -171,6 +192,34 @@ def _resolve_directory(directory: str, source: str, use_safetensors: bool | None
         f"model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json, or "
         f"Google's bert_config.json with bert_model.ckpt.index"
     )
+
+
+#: What a config.json's ``transformers_weights`` may name: a safetensors file or index.
+_EXPLICIT_SUFFIXES = (".safetensors", ".safetensors.index.json")
+
+
+def _explicit_weights(directory: str, config_path: str | None) -> str | None:
+    """The weights file a HuggingFace config.json names in ``transformers_weights`` (a file
+    of the directory, safetensors or its index, as transformers allows), or None.
+
+    transformers: ``modeling_utils._get_resolved_checkpoint_files`` (``transformers_explicit_filename``)
+    """
+    if config_path is None or os.path.basename(config_path) != CONFIG_NAME:
+        return None
+    values = read_json(config_path, CheckpointError, "config file")
+    name = values.get("transformers_weights") if isinstance(values, dict) else None
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name.endswith(_EXPLICIT_SUFFIXES):
+        raise CheckpointError(f"{config_path}: transformers_weights={name!r} must name a .safetensors file or a "
+                              f".safetensors.index.json index")
+    root = os.path.realpath(directory)
+    path = os.path.realpath(os.path.join(directory, name))
+    if os.path.dirname(path) != root and not path.startswith(root + os.sep):
+        raise CheckpointError(f"{config_path}: transformers_weights={name!r} must name a file inside {directory}")
+    if not os.path.isfile(path):
+        raise CheckpointNotFoundError(f"{config_path}: transformers_weights names {name!r}, which {directory} does not hold")
+    return os.path.join(directory, name)
 
 
 def _resolve_prefix(prefix: str, source: str) -> ResolvedCheckpoint:

@@ -21,13 +21,19 @@ from .hf_format import (
     WEIGHTS_FILE_NAMES,
     WEIGHTS_INDEX_NAME,
     WEIGHTS_NAME,
+    add_variant,
 )
 
 logger = logging.getLogger(__name__)
 
-#: The weight files of each format save_pretrained writes: single, sharded and index.
-_SAFE_FAMILY = re.compile(r"^(model(-\d{5}-of-\d{5})?\.safetensors|model\.safetensors\.index\.json)$")
-_BIN_FAMILY = re.compile(r"^(pytorch_model(-\d{5}-of-\d{5})?\.bin|pytorch_model\.bin\.index\.json)$")
+
+def _family(safe_serialization: bool, variant: str | None) -> re.Pattern:
+    """The weight files one format (and variant) of save_pretrained writes: the single
+    file, the shards (``model-00001-of-00003.safetensors``, ``model.v2-00001-of-00003...``)
+    and the index."""
+    single, index = (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME) if safe_serialization else (WEIGHTS_NAME, WEIGHTS_INDEX_NAME)
+    stem, _, suffix = add_variant(single, variant).rpartition(".")
+    return re.compile(rf"^({re.escape(stem)}(-\d{{5}}-of-\d{{5}})?\.{suffix}|{re.escape(add_variant(index, variant))})$")
 #: Size units of max_shard_size, as transformers spells them: binary (KiB..), decimal (KB..),
 #: and decimal bits (Kb.., an eighth).
 _SIZE = re.compile(r"^\s*(\d+)\s*(GiB|MiB|KiB|GB|MB|KB|Gb|Mb|Kb|B)?\s*$", re.IGNORECASE)
@@ -50,18 +56,20 @@ def parse_size(value: int | str, argument: str) -> int:
 
 
 def write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]], state_dict: dict[str, torch.Tensor],
-                   safe_serialization: bool) -> list[str]:
+                  safe_serialization: bool, variant: str | None = None) -> list[str]:
     """Write config.json, the weight file(s) and, for several shards, the index, each
-    atomically; return the weight file names written.
+    atomically; return the weight file names written. ``variant`` names the files as
+    transformers does (``model.v2.safetensors``, ``model.v2-00001-of-00005.safetensors``,
+    ``model.safetensors.index.v2.json``).
 
     transformers: none (``save_pretrained`` writes inline)
     """
     from safetensors.torch import save_file
 
     config.save_pretrained(directory)
-    single, pattern = (SAFE_WEIGHTS_NAME, "model-{:05d}-of-{:05d}.safetensors") if safe_serialization else \
-        (WEIGHTS_NAME, "pytorch_model-{:05d}-of-{:05d}.bin")
-    names = [single] if len(shards) == 1 else [pattern.format(i + 1, len(shards)) for i in range(len(shards))]
+    single = add_variant(SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME, variant)
+    stem, _, suffix = single.rpartition(".")
+    names = [single] if len(shards) == 1 else [f"{stem}-{i + 1:05d}-of-{len(shards):05d}.{suffix}" for i in range(len(shards))]
     for name, shard in zip(names, shards):
         with staged_file(os.path.join(directory, name)) as staged:
             if safe_serialization:
@@ -69,7 +77,7 @@ def write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]],
             else:
                 torch.save(shard, staged)
     if len(shards) > 1:
-        index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
+        index_name = add_variant(SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME, variant)
         index = {
             "metadata": {"total_size": sum(t.numel() * t.element_size() for t in state_dict.values())},
             "weight_map": {key: name for name, shard in zip(names, shards) for key in shard},
@@ -79,7 +87,8 @@ def write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]],
     return names
 
 
-def move_files_in(staging: str, directory: str, names: list[str], safe_serialization: bool) -> None:
+def move_files_in(staging: str, directory: str, names: list[str], safe_serialization: bool,
+                  variant: str | None = None) -> None:
     """Rename a save's finished files from ``staging`` into ``directory`` (weights, then
     config.json), then clear out this format's earlier files (``keep_or_remove_other_weights``).
 
@@ -88,24 +97,26 @@ def move_files_in(staging: str, directory: str, names: list[str], safe_serializa
     for name in [*names, CONFIG_NAME]:
         os.replace(os.path.join(staging, name), os.path.join(directory, name))
     fsync_directory(directory)
-    keep_or_remove_other_weights(directory, names, safe_serialization)
+    keep_or_remove_other_weights(directory, names, safe_serialization, variant)
 
 
-def keep_or_remove_other_weights(directory: str, written: list[str], safe_serialization: bool) -> None:
-    """After a save: remove the earlier single file, shards and index of the format just
-    written that this save did not rewrite (a loader would read them first, or read stale
-    shards); keep every other weights file, and say which one a loader will read.
+def keep_or_remove_other_weights(directory: str, written: list[str], safe_serialization: bool,
+                                 variant: str | None = None) -> None:
+    """After a save: remove the earlier single file, shards and index of the format (and
+    variant) just written that this save did not rewrite (a loader would read them first,
+    or read stale shards); keep every other weights file (other variants silently, as
+    transformers), and say which one a loader will read.
 
     transformers: none (``save_pretrained`` removes its own earlier shards inline)
     """
-    own = _SAFE_FAMILY if safe_serialization else _BIN_FAMILY
+    own = _family(safe_serialization, variant)
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         if name in written or not os.path.isfile(path) or os.path.islink(path):
             continue
         if own.match(name):
             os.remove(path)  # this format's earlier save: superseded by the files just written
-        elif (_BIN_FAMILY if safe_serialization else _SAFE_FAMILY).match(name):
+        elif variant is None and _family(not safe_serialization, None).match(name):
             first = next((n for n in WEIGHTS_FILE_NAMES if os.path.isfile(os.path.join(directory, n))), None)
             read = "" if first in written else f"; from_pretrained reads {first} first, not the weights just written"
             logger.warning("%s: kept %s, a weights file this save did not write%s", directory, name, read)

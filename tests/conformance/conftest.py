@@ -16,6 +16,7 @@ SOURCES = {
     "test_modeling_common_upstream": "transformers 5.23 tests/test_modeling_common.py (ModelTesterMixin)",
     "test_tokenization_common_upstream": "transformers 5.23 tests/test_tokenization_common.py (TokenizerTesterMixin)",
     "test_data_collator_upstream": "transformers tests/trainer/test_data_collator.py (transformers' collators, our tokenizer)",
+    "test_modeling_utils_upstream": "transformers tests/utils/test_modeling_utils.py (BERT save/load tests)",
 }
 
 _outcomes: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

@@ -190,6 +190,27 @@ class CaptureLogger:
         self.out = self.io.getvalue()
 
 
+def compare_state_dicts(state_dict1, state_dict2) -> bool:
+    """transformers 5.23's ``tests/test_modeling_common.compare_state_dicts``, ported: the two
+    state dicts have the same keys and close values (``torch.testing.assert_close``)."""
+    if sorted(state_dict1.keys()) != sorted(state_dict2.keys()):
+        in1_not2 = sorted(set(state_dict1.keys()) - set(state_dict2.keys()))
+        in2_not1 = sorted(set(state_dict2.keys()) - set(state_dict1.keys()))
+        raise ValueError(
+            f"The keys of both state dict are not the same.\nKeys found in the first item but not second: {in1_not2}"
+            f"\nKeys found in the second item but not first: {in2_not1}"
+        )
+
+    for k, v1 in state_dict1.items():
+        v2 = state_dict2[k]
+        try:
+            torch.testing.assert_close(v1, v2)
+        except Exception as e:
+            raise AssertionError(f"For key {k}: {e}")
+
+    return True
+
+
 def id_tensor_storage(tensor):
     """transformers' ``pytorch_utils.id_tensor_storage``: which storage a tensor views."""
     return tensor.device, tensor.untyped_storage().data_ptr(), tensor.untyped_storage().nbytes()

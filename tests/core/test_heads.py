@@ -236,7 +236,10 @@ def test_bert_base_legacy_layout_loads_into_pretraining_model(bert_base_legacy_d
     assert all(r.ok for r in rows), rows
 
 
-def test_a_tied_copy_that_disagrees_is_reported(tmp_path, caplog):
+def test_a_tied_copy_that_disagrees_is_untied_as_in_transformers(tmp_path, caplog):
+    """A checkpoint whose decoder weight differs from the word embeddings it is tied to:
+    both are kept, untied, with a warning, and the masked-LM logits are transformers' own
+    for the same file (tying would have replaced the decoder the file holds)."""
     model = mini_hf_bert.BertForMaskedLM(mini_hf_bert.BertConfig(**_config_kwargs()))
     state = {k: v.clone() for k, v in model.state_dict().items()}
     state["cls.predictions.decoder.weight"] += 1.0
@@ -244,8 +247,38 @@ def test_a_tied_copy_that_disagrees_is_reported(tmp_path, caplog):
     torch.save(state, tmp_path / "pytorch_model.bin")
     with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
         loaded = mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path)
-    assert f"{tmp_path / 'pytorch_model.bin'}: cls.predictions.decoder.weight differs from bert.embeddings.word_embeddings.weight" in caplog.text
-    assert torch.equal(loaded.bert.embeddings.word_embeddings.weight, model.bert.embeddings.word_embeddings.weight)
+    assert (f"{tmp_path / 'pytorch_model.bin'}: the model ties cls.predictions.decoder.weight to "
+            "bert.embeddings.word_embeddings.weight, but both are present in the checkpoints with different values, "
+            "so we will NOT tie them") in caplog.text
+    assert loaded.cls.predictions.decoder.weight is not loaded.bert.embeddings.word_embeddings.weight
+    assert torch.equal(loaded.bert.embeddings.word_embeddings.weight, state["bert.embeddings.word_embeddings.weight"])
+    assert torch.equal(loaded.cls.predictions.decoder.weight, state["cls.predictions.decoder.weight"])
+    assert loaded.config.tie_word_embeddings is False
+    reference = transformers.BertForMaskedLM.from_pretrained(str(tmp_path)).eval()
+    input_ids = torch.tensor([[1, 5, 7, 2]])
+    assert max_abs_diff(loaded(input_ids).logits, reference(input_ids).logits) <= FP32_ATOL
+    loaded.save_pretrained(tmp_path / "again")  # both ends are written, and read back untied without a warning
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mini_hf_bert"):
+        again = mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path / "again")
+    assert "NOT tie" not in caplog.text
+    assert torch.equal(again.cls.predictions.decoder.weight, state["cls.predictions.decoder.weight"])
+
+
+def test_a_checkpoint_holding_only_the_decoder_end_of_the_tie_loads_and_ties(tmp_path):
+    """transformers 5.x loads a tie saved under its other end (the decoder weight, no word
+    embeddings) into both ends; so do we, and the models agree."""
+    model = mini_hf_bert.BertForMaskedLM(mini_hf_bert.BertConfig(**_config_kwargs()))
+    state = {k: v.clone() for k, v in model.state_dict().items() if k != "bert.embeddings.word_embeddings.weight"}
+    model.config.save_pretrained(tmp_path)
+    torch.save(state, tmp_path / "pytorch_model.bin")
+    loaded, info = mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path, output_loading_info=True)
+    assert info["missing_keys"] == set()
+    assert loaded.cls.predictions.decoder.weight is loaded.bert.embeddings.word_embeddings.weight
+    assert torch.equal(loaded.bert.embeddings.word_embeddings.weight, state["cls.predictions.decoder.weight"])
+    reference = transformers.BertForMaskedLM.from_pretrained(str(tmp_path)).eval()
+    input_ids = torch.tensor([[1, 5, 7, 2]])
+    assert max_abs_diff(loaded(input_ids).logits, reference(input_ids).logits) <= FP32_ATOL
 
 
 def test_base_checkpoint_into_a_head_model_reports_the_new_head(tmp_path, caplog):

@@ -144,3 +144,113 @@ def test_pad_refuses_stacked_masks_of_different_shapes(tokenizers):
                 {"input_ids": [101, 7592, 102], "attention_mask": torch.ones(1, 3, 3)}]
     with pytest.raises(ValueError, match=r"attention masks have different shapes \[\(1, 2, 2\), \(1, 3, 3\)\]"):
         tokenizers[0].pad(examples)
+
+
+def _tiny_masked_lm():
+    import mini_hf_bert
+
+    torch.manual_seed(0)
+    return mini_hf_bert.BertForMaskedLM(mini_hf_bert.BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                                num_attention_heads=4, intermediate_size=37))
+
+
+def test_a_checkpoint_without_either_end_of_the_tie_is_refused_unless_not_strict(tmp_path):
+    """transformers loads a masked LM with neither the word embeddings nor the decoder
+    weight, warning that the checkpoint "seem corrupted" and leaving both random. We refuse
+    it: those are encoder weights, and a half-loaded encoder is never silent; strict=False
+    loads the rest and says which weights kept their fresh initialisation."""
+    import mini_hf_bert
+    from mini_hf_bert.checkpoints import CheckpointError
+    from safetensors.torch import save_file
+
+    model = _tiny_masked_lm()
+    ends = ("bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight")
+    state = {k: v.clone() for k, v in model.state_dict().items() if k not in ends}
+    model.config.save_pretrained(tmp_path)
+    save_file(state, str(tmp_path / "model.safetensors"))
+    _, info = transformers.BertForMaskedLM.from_pretrained(str(tmp_path), output_loading_info=True)
+    assert set(ends) <= set(info["missing_keys"])  # transformers: loaded, with both ends missing
+    with pytest.raises(CheckpointError, match=r"weights missing: bert\.embeddings\.word_embeddings\.weight"):
+        mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path)
+    loaded, info = mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path, strict=False, output_loading_info=True)
+    assert set(ends) <= info["missing_keys"]
+    assert loaded.cls.predictions.decoder.weight is loaded.bert.embeddings.word_embeddings.weight
+
+
+@pytest.mark.parametrize("variant", ["v2", "fp16"])
+def test_variant_files_are_named_and_read_as_transformers_does(tmp_path, variant):
+    """save_pretrained(variant=) writes transformers' file names, each library reads the
+    other's, and a plain save beside it leaves the variant's files alone."""
+    import mini_hf_bert
+
+    model = _tiny_masked_lm()
+    model.save_pretrained(tmp_path / "ours", variant=variant, max_shard_size="20kB")
+    assert (tmp_path / "ours" / f"model.safetensors.index.{variant}.json").is_file()
+    assert (tmp_path / "ours" / f"model.{variant}-00001-of-00006.safetensors").is_file()
+    theirs = transformers.BertForMaskedLM.from_pretrained(str(tmp_path / "ours"), variant=variant)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), theirs.state_dict().values()))
+    theirs.save_pretrained(str(tmp_path / "theirs"), variant=variant)
+    again = mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path / "theirs", variant=variant)
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
+    model.save_pretrained(tmp_path / "ours")
+    assert sorted(p.name for p in (tmp_path / "ours").iterdir() if "safetensors" in p.name) == sorted(
+        [f"model.{variant}-0000{i}-of-00006.safetensors" for i in range(1, 7)]
+        + [f"model.safetensors.index.{variant}.json", "model.safetensors"])
+
+
+@pytest.mark.parametrize("case, error, message", [
+    ("a variant that is a path", ValueError, r"variant='\.\./x': expected a name"),
+    ("a variant the directory lacks", OSError, r"no weights file found; expected one of model\.v3\.safetensors"),
+    ("a subfolder outside the directory", ValueError, r"subfolder='\.\./elsewhere': expected a folder name"),
+    ("a subfolder the directory lacks", OSError, r"no such subfolder \(subfolder='nothing'\)"),
+    ("a variant of a hub id", OSError, r"variant='v2' applies to a local directory"),
+    ("transformers_weights outside the directory", ValueError, r"must name a file inside"),
+    ("transformers_weights of another kind", ValueError, r"must name a \.safetensors file or a \.safetensors\.index\.json"),
+    ("transformers_weights naming no file", OSError, r"transformers_weights names 'absent\.safetensors'"),
+])
+def test_bad_variant_subfolder_and_transformers_weights_name_the_problem(tmp_path, case, error, message):
+    import json
+
+    import mini_hf_bert
+
+    _tiny_masked_lm().save_pretrained(tmp_path / "model")
+    arguments = {"pretrained_model_name_or_path": tmp_path / "model"}
+    if case == "a variant that is a path":
+        arguments["variant"] = "../x"
+    elif case == "a variant the directory lacks":
+        arguments["variant"] = "v3"
+    elif case == "a subfolder outside the directory":
+        arguments["subfolder"] = "../elsewhere"
+    elif case == "a subfolder the directory lacks":
+        arguments["subfolder"] = "nothing"
+    elif case == "a variant of a hub id":
+        arguments = {"pretrained_model_name_or_path": "someone/no-such-bert", "variant": "v2"}
+    else:
+        named = {"transformers_weights outside the directory": "../model.safetensors",
+                 "transformers_weights of another kind": "pytorch_model.bin",
+                 "transformers_weights naming no file": "absent.safetensors"}[case]
+        values = json.loads((tmp_path / "model" / "config.json").read_text())
+        values["transformers_weights"] = named
+        (tmp_path / "model" / "config.json").write_text(json.dumps(values))
+    with pytest.raises(error, match=message):
+        mini_hf_bert.BertForMaskedLM.from_pretrained(**arguments)
+
+
+def test_config_dtype_as_transformers(tmp_path):
+    """BertConfig(dtype=) takes a torch dtype or its name, as transformers 5.x's; a save
+    records the model's dtype in config.json as its name, and dtype="auto" reads it."""
+    import json
+
+    import mini_hf_bert
+
+    for value in (torch.float16, "float16"):
+        ours, theirs = mini_hf_bert.BertConfig(dtype=value), transformers.BertConfig(dtype=value)
+        assert ours.dtype == theirs.dtype == torch.float16
+        assert ours.to_dict()["dtype"] == theirs.to_dict()["dtype"] == "float16"
+    with pytest.raises(ValueError, match="BertConfig.dtype must be a torch dtype or its name"):
+        mini_hf_bert.BertConfig(dtype="float17")
+    model = _tiny_masked_lm().to(torch.bfloat16)
+    model.save_pretrained(tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text())["dtype"] == "bfloat16"
+    assert mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path, dtype="auto").dtype == torch.bfloat16
+    assert transformers.BertForMaskedLM.from_pretrained(str(tmp_path), dtype="auto").dtype == torch.bfloat16
