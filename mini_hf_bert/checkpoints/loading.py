@@ -292,7 +292,7 @@ def settle_ties(model: nn.Module, tensors: dict[str, torch.Tensor], source: str,
       ``config.tie_word_embeddings`` becomes False, so the logits are the checkpoint's and
       a save writes both. (Tying would silently replace the decoder the file holds.)
 
-    transformers: ``PreTrainedModel.tie_weights`` (its ``missing_keys`` branch)
+    transformers: ``modeling_utils.PreTrainedModel.tie_weights`` (its ``missing_keys`` branch)
     """
     embedding = model.get_input_embeddings().weight if hasattr(model, "get_input_embeddings") else None
     for target, tied_to in model.tied_weights().items():
