@@ -1065,15 +1065,25 @@ class PreTrainedTokenizerBase:
 
     # ------------------------------------------------------------- files
     @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, **overrides: Any) -> PreTrainedTokenizerBase:
+    def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *, revision: str = "main",
+                        cache_dir: str | os.PathLike | None = None, local_files_only: bool = False,
+                        subfolder: str = "", **overrides: Any) -> PreTrainedTokenizerBase:
         """Load from a directory with ``vocab.txt`` (and ``tokenizer_config.json``) or
         ``tokenizer.json``; a Google checkpoint directory (``vocab.txt`` beside
-        ``bert_config.json``); or a hub id found in the local HuggingFace cache.
+        ``bert_config.json``); or a hub id (from the local HuggingFace cache, or downloaded
+        where that is allowed). ``revision`` / ``cache_dir`` / ``local_files_only``: for hub
+        ids, as transformers'; ``subfolder``: the tokenizer's folder in a local directory.
         ``overrides`` are ``__init__`` arguments (``do_lower_case=False``)."""
         for key in overrides:  # as transformers: BertTokenizer(add_special_tokens=True) is a mistake
             if callable(getattr(cls, key, None)):
                 raise ConflictingArgumentError(f"{key} conflicts with the method {key} in {cls.__name__}")
-        directory = _tokenizer_directory(pretrained_model_name_or_path)
+        directory = _tokenizer_directory(pretrained_model_name_or_path, revision, cache_dir, local_files_only)
+        if subfolder:
+            if not isinstance(subfolder, str) or os.path.isabs(subfolder) or ".." in subfolder.replace("\\", "/").split("/"):
+                raise ValueError(f"subfolder={subfolder!r}: expected a folder name inside the tokenizer's directory")
+            directory = os.path.join(directory, subfolder)
+            if not os.path.isdir(directory):
+                raise FileNotFoundError(f"{directory}: no such subfolder (subfolder={subfolder!r})")
         with directory_lock(directory, exclusive=False):  # a save running there finishes first
             return cls._from_directory(directory, overrides)
 
@@ -1158,8 +1168,9 @@ def _added_tokens_of_config(path: str, config: dict) -> tuple[list[tuple[int, Ad
     return added, extra
 
 
-def _tokenizer_directory(path: str | os.PathLike) -> str:
-    """The directory holding a tokenizer's files: a local directory, or a cached hub id."""
+def _tokenizer_directory(path: str | os.PathLike, revision: str = "main", cache_dir: str | os.PathLike | None = None,
+                         local_files_only: bool = False) -> str:
+    """The directory holding a tokenizer's files: a local directory, or a hub id's snapshot."""
     source = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
     if not isinstance(source, str):
         raise TypeError(f"pretrained_model_name_or_path must be a str or os.PathLike, got {type(path).__name__}")
@@ -1172,7 +1183,7 @@ def _tokenizer_directory(path: str | os.PathLike) -> str:
 
     if looks_like_hub_id(source):
         try:
-            return resolve_hub_id(source, required=("vocab.txt", "tokenizer.json"))
+            return resolve_hub_id(source, revision, cache_dir, local_files_only, required=("vocab.txt", "tokenizer.json"))
         except CheckpointError as e:
             raise FileNotFoundError(f"{source}: no such local directory, and as a hub id: {e}") from None
     raise FileNotFoundError(f"{source}: no such directory (and not a hub model id)")

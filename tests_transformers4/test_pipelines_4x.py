@@ -62,7 +62,7 @@ def test_question_answering_input_forms(pair):
     (lambda p: p(question="why " * 50, context="text " * 30, max_seq_len=64, doc_stride=16), ValueError,
      r"question has 50 tokens: .* leaves 11 tokens for the context, which must be more than doc_stride=16"),
     (lambda p: p(question=["a?", "b?"], context=["x"]), ValueError, "2 questions but 1 contexts"),
-    (lambda p: p({"question": "a?"}), ValueError, r"\['context'\] missing"),
+    (lambda p: p({"question": "a?"}), KeyError, r"'context' is missing"),  # a KeyError, as transformers
     (lambda p: p(question="a?", context="b", top_k=0), ValueError, "top_k must be a positive int, got 0"),
     (lambda p: p(question="a?", context="b", doc_stride=500), ValueError, r"doc_stride \(500\) is larger than max_seq_len"),
 ])
@@ -75,3 +75,12 @@ def test_a_long_question_with_a_short_context_needs_no_windows(pair):
     ours, theirs = pair
     options = dict(question="why " * 50, context="The tower was completed in 1889.", max_seq_len=64, doc_stride=16)
     assert_close(ours(**options), theirs(**options))
+
+
+def test_question_answering_streams_dicts_as_transformers_4(pair):
+    """A generator of {"question", "context"} dicts answers lazily, one answer each, as 4.57.6's does."""
+    ours, theirs = pair
+    items = [{"question": q, "context": CONTEXT} for q in QUESTIONS]
+    streamed = ours((item for item in items), batch_size=2)
+    assert not isinstance(streamed, (list, dict))  # an iterator: nothing answered yet
+    assert_close(list(streamed), list(theirs((item for item in items), batch_size=2)))

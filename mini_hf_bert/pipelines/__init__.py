@@ -45,14 +45,14 @@ from ..checkpoints.bundled import resolve_named_checkpoint
 from ..checkpoints.errors import CheckpointError
 from ..checkpoints.loading import name_list
 from ..tokenization_bert import BertTokenizer
-from .base import Pipeline, PipelineException
+from .base import Pipeline, PipelineException, PipelineInputError
 from .feature_extraction import FeatureExtractionPipeline
 from .fill_mask import FillMaskPipeline
-from .question_answering import QuestionAnsweringPipeline
+from .question_answering import QuestionAnsweringArgumentHandler, QuestionAnsweringPipeline, SquadExample
 from .sentence_embeddings import sentence_max_length, sentence_pooling
 from .sentence_similarity import SentenceSimilarityPipeline
 from .text_classification import TextClassificationPipeline
-from .token_classification import TokenClassificationPipeline
+from .token_classification import AggregationStrategy, TokenClassificationArgumentHandler, TokenClassificationPipeline
 
 #: task -> (its pipeline, the Auto class that loads its model).
 SUPPORTED_TASKS: dict[str, tuple[type[Pipeline], type]] = {
@@ -73,6 +73,7 @@ def pipeline(
     device: str | int | torch.device | None = None,
     batch_size: int = 1,
     progress: bool | None = None,
+    dtype: str | torch.dtype | None = None,
     **call_defaults: Any,
 ) -> Pipeline:
     """A ready pipeline for ``task``.
@@ -89,8 +90,12 @@ def pipeline(
         batch_size: features per forward pass.
         progress: a progress bar over the batches (None: when there are several and
             stderr is a terminal).
+        dtype: the model's dtype: a checkpoint is loaded in it, a model object cast to it
+            (a torch dtype or its name; "auto": the checkpoint's own).
         call_defaults: defaults for the pipeline's call (``aggregation_strategy="simple"``,
-            ``top_k=3``); each must be one of the call's keyword arguments.
+            ``top_k=3``); each must be one of the call's keyword arguments (or one of the
+            pipeline's own settings, such as token classification's legacy
+            ``grouped_entities``).
 
     Returns:
         The pipeline: call it on text.
@@ -99,7 +104,9 @@ def pipeline(
         known = sorted(SUPPORTED_TASKS) + sorted(TASK_ALIASES)
         raise ValueError(f"unknown task {task!r}; the tasks are {', '.join(known)}")
     pipeline_class, auto_class = SUPPORTED_TASKS[TASK_ALIASES.get(task, task)]
-    allowed = [p for p in inspect.signature(pipeline_class.__call__).parameters if p not in ("self", "batch_size")]
+    settings = [name for name, p in inspect.signature(pipeline_class.__init__).parameters.items()
+                if name not in _BASE_ARGUMENTS and p.kind is not inspect.Parameter.VAR_KEYWORD]
+    allowed = pipeline_class.call_arguments() + settings
     unknown = sorted(set(call_defaults) - set(allowed))
     if unknown:
         raise TypeError(f"pipeline({task!r}) got unexpected keyword arguments {unknown}; its calls take {allowed}")
@@ -109,7 +116,8 @@ def pipeline(
     source = None
     if isinstance(model, (str, os.PathLike)):
         source = resolve_named_checkpoint(os.fspath(model))  # "zh": the shipped Chinese BERT, as --checkpoint zh
-        model, info = auto_class.from_pretrained(source, output_loading_info=True)
+        model, info = auto_class.from_pretrained(source, output_loading_info=True, dtype=dtype)
+        dtype = None  # loaded in it
         untrained = sorted(k for k in info["newly_initialized_keys"] if not k.startswith(model.base_model_prefix + "."))
         if untrained:  # from_pretrained gives a fresh head, as transformers; a pipeline of one answers at random
             raise CheckpointError(
@@ -127,16 +135,25 @@ def pipeline(
     if pipeline_class is SentenceSimilarityPipeline and source is not None and os.path.isdir(source):
         extra["max_length"] = sentence_max_length(source)
         extra["pooling"] = sentence_pooling(source)[0]  # normalised or not, a cosine is the same
-    made = pipeline_class(model, tokenizer, batch_size=batch_size, device=device, progress=progress, **extra)
-    made.defaults = dict(call_defaults)
-    return made
+    return pipeline_class(model, tokenizer, device=device, dtype=dtype, batch_size=batch_size, progress=progress,
+                          **extra, **call_defaults)
+
+
+#: ``Pipeline.__init__``'s own parameters: what a subclass's constructor adds besides them
+#: (sentence similarity's ``pooling``, token classification's legacy flags) ``pipeline()`` passes on.
+_BASE_ARGUMENTS = frozenset(inspect.signature(Pipeline.__init__).parameters) | {"self"}
 
 __all__ = [
+    "AggregationStrategy",
     "FeatureExtractionPipeline",
     "FillMaskPipeline",
     "Pipeline",
     "PipelineException",
+    "PipelineInputError",
+    "QuestionAnsweringArgumentHandler",
     "QuestionAnsweringPipeline",
+    "SquadExample",
+    "TokenClassificationArgumentHandler",
     "SentenceSimilarityPipeline",
     "TextClassificationPipeline",
     "TokenClassificationPipeline",

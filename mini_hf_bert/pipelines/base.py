@@ -3,13 +3,15 @@ the checks on what a caller passes. Each task's pipeline is a subclass in its ow
 
 from __future__ import annotations
 
-import tempfile
+import inspect
 import itertools
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import torch
 
+from ..checkpoints.loading import resolve_dtype
 from ..tokenization_bert import BertTokenizer
 
 #: The padding value of each key when features are batched (transformers' ``pad_collate_fn``):
@@ -29,6 +31,15 @@ class PipelineException(ValueError):
         self.task, self.model, self.reason = task, model, reason
 
 
+class PipelineInputError(ValueError, TypeError):
+    """An input a pipeline cannot take: not text, empty, or in a form the task does not
+    read. A ValueError, as transformers' pipelines raise, and a TypeError where the value
+    is of the wrong type, so code written for either catches it.
+
+    transformers: none (its pipelines raise ValueError)
+    """
+
+
 class Pipeline:
     """What every task shares: loading, batching features, the progress bar.
 
@@ -37,31 +48,65 @@ class Pipeline:
     Args:
         model: the model, in eval mode.
         tokenizer: its tokenizer.
-        batch_size: features per forward pass (1: each input alone, unpadded).
+        feature_extractor / image_processor / processor: transformers' arguments for
+            pipelines that read sound or images; BERT's read text, so each must be None
+            (transformers' tools pass them as None).
         device: where the model runs (``"cpu"``, ``"cuda"``, ``0``); None leaves it where it is.
+        dtype: cast the model to this dtype (a torch dtype or its name; None or "auto":
+            leave it as it is). transformers ignores it for a model object; here it is
+            what was asked.
+        batch_size: features per forward pass (1: each input alone, unpadded).
         progress: a progress bar (tqdm) over the batches; None shows one when there is
             more than one batch and stderr is a terminal.
+        **call_defaults: defaults for the call's keyword arguments (``FillMaskPipeline(...,
+            top_k=2)``), as transformers' pipelines take them; each must name one of the
+            call's arguments, or it is a TypeError listing them.
     """
 
     task = ""
     #: The model classes this task can run (checked when a model object is given).
     model_classes: tuple[type, ...] = ()
 
-    def __init__(self, model: torch.nn.Module, tokenizer: BertTokenizer, batch_size: int = 1,
-                 device: str | int | torch.device | None = None, progress: bool | None = None) -> None:
+    def __init__(self, model: torch.nn.Module, tokenizer: BertTokenizer | None = None, feature_extractor: Any = None,
+                 image_processor: Any = None, processor: Any = None, device: str | int | torch.device | None = None,
+                 dtype: str | torch.dtype | None = None, batch_size: int = 1, progress: bool | None = None,
+                 **call_defaults: Any) -> None:
         if not isinstance(model, self.model_classes) and not _transformers_counterpart(model, self.model_classes):
             names = " or ".join(c.__name__ for c in self.model_classes)
             raise TypeError(f"{self.task} needs a {names} (mini_hf_bert's or transformers'), got {_described(model)}")
+        for name, value in (("feature_extractor", feature_extractor), ("image_processor", image_processor),
+                            ("processor", processor)):
+            if value is not None:
+                raise TypeError(f"{type(self).__name__} reads text with its tokenizer; it takes no {name} "
+                                f"(got {_described(value)})")
+        if tokenizer is None:
+            raise ValueError(f"{type(self).__name__} needs tokenizer= (a BertTokenizer, or transformers' BertTokenizer "
+                             f"or BertTokenizerFast): there is no hub here to fetch the model's own")
         if _is_transformers_bert_tokenizer(tokenizer):
             tokenizer = _from_transformers_tokenizer(tokenizer)
         if not isinstance(tokenizer, BertTokenizer):
             raise TypeError(f"tokenizer must be a BertTokenizer (mini_hf_bert's, or transformers' BertTokenizer or "
                             f"BertTokenizerFast), got {_described(tokenizer)}")
         self.batch_size = _check_batch_size(batch_size)
+        target = resolve_dtype(dtype, "dtype")
+        if target not in (None, "auto"):
+            model = model.to(target)
         self.model = model.eval() if device is None else model.to(_device(device)).eval()
         self.tokenizer = tokenizer
         self.progress = progress
-        self.defaults: dict[str, Any] = {}
+        self.defaults: dict[str, Any] = self._checked_defaults(call_defaults)
+
+    @classmethod
+    def call_arguments(cls) -> list[str]:
+        """The keyword arguments of the task's call that ``call_defaults`` may set."""
+        return [p for p in inspect.signature(cls.__call__).parameters if p not in ("self", "batch_size")]
+
+    def _checked_defaults(self, call_defaults: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(call_defaults) - set(self.call_arguments()))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {unknown}; its calls take "
+                            f"{self.call_arguments()}")
+        return dict(call_defaults)
 
     @property
     def device(self) -> torch.device:
@@ -144,8 +189,8 @@ class Pipeline:
             return [_non_empty(inputs, argument)], False
         if isinstance(inputs, (list, tuple)) and inputs:
             return [_non_empty(t, f"{argument}[{i}]") for i, t in enumerate(inputs)], True
-        raise TypeError(f"{argument} must be a str or a non-empty list of str, got "
-                        f"{type(inputs).__name__ if not isinstance(inputs, (list, tuple)) else 'an empty list'}")
+        raise PipelineInputError(f"{argument} must be a str or a non-empty list of str, got "
+                                 f"{type(inputs).__name__ if not isinstance(inputs, (list, tuple)) else 'an empty list'}")
 
 
 def is_stream(inputs: Any) -> bool:
@@ -159,9 +204,9 @@ def is_stream(inputs: Any) -> bool:
 
 def _non_empty(text: Any, where: str) -> str:
     if not isinstance(text, str):
-        raise TypeError(f"{where} must be a str, got {type(text).__name__}")
+        raise PipelineInputError(f"{where} must be a str, got {type(text).__name__}")
     if not text.strip():
-        raise ValueError(f"{where} is empty ({text!r}); there is nothing to run the model on")
+        raise PipelineInputError(f"{where} is empty ({text!r}); there is nothing to run the model on")
     return text
 
 

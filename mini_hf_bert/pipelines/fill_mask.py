@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..modeling_bert import BertForMaskedLM
-from .base import Pipeline, PipelineException, _check_fits, is_stream
+from .base import Pipeline, PipelineException, PipelineInputError, _check_fits, is_stream
 
 
 class FillMaskPipeline(Pipeline):
@@ -80,7 +80,7 @@ class FillMaskPipeline(Pipeline):
     def _target_ids(self, targets: str | list[str]) -> list[int]:
         targets = [targets] if isinstance(targets, str) else targets
         if not isinstance(targets, (list, tuple)) or not all(isinstance(t, str) for t in targets):
-            raise TypeError(f"targets must be a str or a list of str, got {targets!r}")
+            raise PipelineInputError(f"targets must be a str or a list of str, got {targets!r}")
         vocab = self.tokenizer.get_vocab()
         ids = []
         for target in targets:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from ..modeling_bert import BertForQuestionAnswering
-from .base import Pipeline, _non_empty
+from .base import Pipeline, PipelineInputError, _non_empty, is_stream
 
 #: question answering: a position no answer may start or end at gets this logit before
 #: the softmax (transformers' value), so its probability is exactly 0 in float32.
@@ -47,6 +48,11 @@ class QuestionAnsweringPipeline(Pipeline):
             ``{"score", "start", "end", "answer"}`` (character offsets in the context), a
             list of ``top_k`` of them, or for several questions a list of those.
         """
+        if context is None and is_stream(question):  # a generator or dataset of {"question", "context"} dicts
+            return self._stream(question, lambda chunk, size: self(
+                chunk, top_k=top_k, doc_stride=doc_stride, max_answer_len=max_answer_len, max_seq_len=max_seq_len,
+                handle_impossible_answer=handle_impossible_answer, align_to_words=align_to_words, batch_size=size),
+                batch_size, unwraps_one=True)
         options = self._options({"top_k": top_k, "doc_stride": doc_stride, "max_answer_len": max_answer_len,
                                  "max_seq_len": max_seq_len, "handle_impossible_answer": handle_impossible_answer,
                                  "align_to_words": align_to_words})
@@ -133,36 +139,99 @@ class QuestionAnsweringPipeline(Pipeline):
         return offsets[s][0], offsets[e][1]
 
 
+@dataclass
+class SquadExample:
+    """One question with its context (and, in training data, its answer), in SQuAD's
+    fields; what ``QuestionAnsweringArgumentHandler`` turns each input into.
+
+    transformers 4.x: ``data.processors.squad.SquadExample``
+    """
+
+    qas_id: str | None
+    question_text: str
+    context_text: str
+    answer_text: str | None = None
+    start_position_character: int | None = None
+    title: str | None = None
+    answers: list = field(default_factory=list)
+    is_impossible: bool = False
+
+
+class QuestionAnsweringArgumentHandler:
+    """Every form transformers' question-answering pipeline accepts -> a list of
+    ``SquadExample``: ``(question, context)`` as two strings; ``question=`` and
+    ``context=`` (one context for many questions, or one each); a ``{"question",
+    "context"}`` dict, a list of them, or ``X=`` / ``data=`` holding those (scikit-learn's
+    names). A missing key is a KeyError; anything else wrong, a ValueError naming it.
+
+    transformers 4.x: ``pipelines.question_answering.QuestionAnsweringArgumentHandler``
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> list[SquadExample]:
+        if args:
+            if kwargs:
+                raise ValueError(f"pass the inputs either positionally or as keywords, not both (got {sorted(kwargs)})")
+            if len(args) == 2 and all(isinstance(a, str) for a in args):
+                inputs: Any = [{"question": args[0], "context": args[1]}]
+            else:
+                inputs = args[0] if len(args) == 1 else list(args)
+        elif set(kwargs) in ({"X"}, {"data"}):
+            inputs = next(iter(kwargs.values()))
+        elif set(kwargs) == {"question", "context"}:
+            inputs = self._pairs(kwargs["question"], kwargs["context"])
+        else:
+            raise ValueError(f"question answering takes question= and context=, a {{'question', 'context'}} dict, or "
+                             f"a list of them; got the arguments {sorted(kwargs)}")
+        if isinstance(inputs, (Mapping, SquadExample)):
+            inputs = [inputs]
+        if not isinstance(inputs, (list, tuple)) or not inputs:
+            raise ValueError(f"question answering needs a {{'question', 'context'}} dict or a non-empty list of them, "
+                             f"got {inputs!r:.80}")
+        return [self.normalize(item) for item in inputs]
+
+    @staticmethod
+    def _pairs(question: Any, context: Any) -> list[dict]:
+        if isinstance(question, str) and isinstance(context, str):
+            return [{"question": question, "context": context}]
+        if isinstance(question, list) and isinstance(context, str):
+            return [{"question": q, "context": context} for q in question]
+        if isinstance(question, list) and isinstance(context, list):
+            if len(question) != len(context):
+                raise ValueError(f"{len(question)} questions but {len(context)} contexts; give one context, "
+                                 f"or one per question")
+            return [{"question": q, "context": c} for q, c in zip(question, context)]
+        raise ValueError(f"question and context must be str or lists of str, got {type(question).__name__} "
+                         f"and {type(context).__name__}")
+
+    @staticmethod
+    def normalize(item: Any) -> SquadExample:
+        """One input -> a ``SquadExample``; the question and context must be non-empty text."""
+        if isinstance(item, SquadExample):
+            return item
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{item!r:.80}: each input must be a {{'question', 'context'}} dict or a SquadExample")
+        for key in ("question", "context"):
+            if key not in item:
+                raise KeyError(f"each input must be a dict with keys 'question' and 'context'; {key!r} is missing")
+            if item[key] is None:
+                raise ValueError(f"{key} is None; question answering needs a {key}")
+            if isinstance(item[key], str) and not item[key].strip():
+                raise ValueError(f"{key} is empty ({item[key]!r}); question answering needs a {key}")
+        return SquadExample(None, item["question"], item["context"])
+
+
 def _qa_examples(question: Any, context: Any) -> list[tuple[str, str]]:
     """The question-answering inputs as transformers accepts them -> [(question, context)]."""
-    if context is None:
-        if isinstance(question, Mapping):
-            question = [question]
-        if not isinstance(question, (list, tuple)) or not question or not all(isinstance(q, Mapping) for q in question):
-            raise TypeError("question-answering needs question= and context= (str or lists), "
-                            "or {'question': ..., 'context': ...} dicts")
-        pairs = []
-        for i, item in enumerate(question):
-            missing = {"question", "context"} - set(item)
-            if missing:
-                raise ValueError(f"inputs[{i}]: a dict with keys 'question' and 'context' is needed; {sorted(missing)} missing")
-            pairs.append((item["question"], item["context"]))
-    elif isinstance(question, str) and isinstance(context, str):
-        pairs = [(question, context)]
-    elif isinstance(question, (list, tuple)) and isinstance(context, str):
-        pairs = [(q, context) for q in question]
-    elif isinstance(question, (list, tuple)) and isinstance(context, (list, tuple)):
-        if len(question) != len(context):
-            raise ValueError(f"{len(question)} questions but {len(context)} contexts; give one context, or one per question")
-        pairs = list(zip(question, context))
-    else:
-        raise TypeError(f"question and context must be str or lists of str, got {type(question).__name__} "
-                        f"and {type(context).__name__}")
-    if not pairs:
-        raise ValueError("question-answering needs at least one question")
-    many = len(pairs) > 1
-    return [(_non_empty(q, f"question[{i}]" if many else "question"), _non_empty(c, f"context[{i}]" if many else "context"))
-            for i, (q, c) in enumerate(pairs)]
+    handler = QuestionAnsweringArgumentHandler()
+    if context is None and (isinstance(question, str) or (isinstance(question, list) and question
+                                                          and all(isinstance(q, str) for q in question))):
+        raise PipelineInputError("context is None: question answering needs the context that holds the answer "
+                                 "(context=, or {'question': ..., 'context': ...} dicts)")
+    examples = handler(question) if context is None and question is not None else \
+        handler(question=question, context=context)
+    many = len(examples) > 1
+    return [(_non_empty(e.question_text, f"question[{i}]" if many else "question"),
+             _non_empty(e.context_text, f"context[{i}]" if many else "context")) for i, e in enumerate(examples)]
 
 
 def _best_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, p_mask: torch.Tensor, attention_mask: torch.Tensor,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import torch
 
 from ..modeling_bert import BertModel
 from ..tokenization_bert import BertTokenizer
-from .base import Pipeline, _non_empty
+from .base import Pipeline, PipelineInputError, _non_empty
 from .sentence_embeddings import DEFAULT_POOLING, pool
 
 
@@ -23,10 +24,11 @@ class SentenceSimilarityPipeline(Pipeline):
     task = "sentence-similarity"
     model_classes = (BertModel,)
 
-    def __init__(self, model: torch.nn.Module, tokenizer: BertTokenizer, batch_size: int = 1,
-                 device: str | int | torch.device | None = None, progress: bool | None = None,
-                 max_length: int | None = None, pooling: tuple[str, ...] = DEFAULT_POOLING[0]) -> None:
-        super().__init__(model, tokenizer, batch_size, device, progress)
+    def __init__(self, model: torch.nn.Module, tokenizer: BertTokenizer | None = None, *,
+                 max_length: int | None = None, pooling: tuple[str, ...] = DEFAULT_POOLING[0], **options: Any) -> None:
+        """``max_length`` and ``pooling`` as ``pipeline()`` reads them from a sentence-transformers
+        directory; ``options``: ``Pipeline``'s (device, dtype, batch_size, progress)."""
+        super().__init__(model, tokenizer, **options)
         # sentence-transformers truncates at its own max_seq_length (256 for all-MiniLM-L6-v2).
         self.max_length = max_length
         self.pooling = pooling
@@ -42,15 +44,15 @@ class SentenceSimilarityPipeline(Pipeline):
         many = isinstance(inputs, (list, tuple))
         queries = list(inputs) if many else [inputs]
         if not queries:
-            raise TypeError("inputs must be a {'source_sentence': ..., 'sentences': [...]} dict or a non-empty list of them")
+            raise PipelineInputError("inputs must be a {'source_sentence': ..., 'sentences': [...]} dict or a non-empty list of them")
         texts, sizes = [], []
         for i, query in enumerate(queries):
             where = f"inputs[{i}]" if many else "inputs"
             if not isinstance(query, Mapping) or set(query) != {"source_sentence", "sentences"}:
-                raise TypeError(f"{where} must be a dict with keys 'source_sentence' and 'sentences', got {query!r:.80}")
+                raise PipelineInputError(f"{where} must be a dict with keys 'source_sentence' and 'sentences', got {query!r:.80}")
             sentences = query["sentences"]
             if isinstance(sentences, str) or not isinstance(sentences, (list, tuple)) or not sentences:
-                raise TypeError(f"{where}['sentences'] must be a non-empty list of str")
+                raise PipelineInputError(f"{where}['sentences'] must be a non-empty list of str")
             texts.append(_non_empty(query["source_sentence"], f"{where}['source_sentence']"))
             texts += [_non_empty(s, f"{where}['sentences'][{j}]") for j, s in enumerate(sentences)]
             sizes.append(len(sentences))

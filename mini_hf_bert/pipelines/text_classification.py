@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..modeling_bert import BertForSequenceClassification
-from .base import Pipeline, _check_fits, _non_empty, is_stream
+from .base import Pipeline, PipelineInputError, _check_fits, _non_empty, is_stream
 
 
 class TextClassificationPipeline(Pipeline):
@@ -82,10 +82,21 @@ class TextClassificationPipeline(Pipeline):
                 pair = value.get("text_pair")
                 return (_non_empty(value["text"], f"{where}['text']"),
                         None if pair is None else _non_empty(pair, f"{where}['text_pair']"))
-            raise TypeError(f"{where} must be a str or a dict {{'text': ..., 'text_pair': ...}}, got {value!r:.80}")
+            if _legacy_pair(value):  # [[text, pair]]: transformers' old pair form, kept as it keeps it
+                return _non_empty(value[0][0], f"{where}[0][0]"), _non_empty(value[0][1], f"{where}[0][1]")
+            # [text, pair] reads as a pair to some and as two texts to others (transformers#17305):
+            # transformers refuses it, and so do we.
+            raise PipelineInputError(f"{where} must be a str or a dict {{'text': ..., 'text_pair': ...}} (for a text "
+                                     f"pair, send the dict), got {value!r:.80}")
 
         if isinstance(inputs, (list, tuple)):
             if not inputs:
-                raise TypeError("inputs must be a text, a {'text', 'text_pair'} dict, or a non-empty list of them")
+                raise PipelineInputError("inputs must be a text, a {'text', 'text_pair'} dict, or a non-empty list of them")
             return [one(v, f"inputs[{i}]") for i, v in enumerate(inputs)], True
         return [one(inputs, "inputs")], False
+
+
+def _legacy_pair(value: Any) -> bool:
+    """``[[text, pair]]``, one list holding a text and its pair."""
+    return (isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], (list, tuple))
+            and len(value[0]) == 2)

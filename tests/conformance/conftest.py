@@ -17,6 +17,7 @@ SOURCES = {
     "test_tokenization_common_upstream": "transformers 5.23 tests/test_tokenization_common.py (TokenizerTesterMixin)",
     "test_data_collator_upstream": "transformers tests/trainer/test_data_collator.py (transformers' collators, our tokenizer)",
     "test_modeling_utils_upstream": "transformers tests/utils/test_modeling_utils.py (BERT save/load tests)",
+    "test_pipelines_upstream": "transformers tests/pipelines (PipelineTesterMixin, BERT's five tasks)",
 }
 
 _outcomes: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

@@ -324,3 +324,115 @@ def test_a_text_without_a_mask_is_a_pipeline_exception_as_in_transformers(google
         pipeline("fill-mask", model=google_mlm)("no mask here")
     assert (ours.value.task, ours.value.model) == (theirs.value.task, theirs.value.model) == ("fill-mask", "bert")
     assert isinstance(ours.value, ValueError)  # what it was before, still caught so
+
+
+# ------------------------------------------------------------------ transformers' constructor and surface
+def test_pipeline_classes_take_transformers_constructor_arguments(ner_dir, google_mlm):
+    """``XxxPipeline(model=, tokenizer=, feature_extractor=None, ..., dtype=, top_k=...)``, as
+    transformers' tests and tools build them, answers as ``pipeline(...)`` does."""
+    from mini_hf_bert.pipelines import TokenClassificationPipeline
+
+    model = mini_hf_bert.BertForMaskedLM.from_pretrained(google_mlm)
+    tokenizer = mini_hf_bert.BertTokenizer.from_pretrained(google_mlm)
+    built = FillMaskPipeline(model=model, tokenizer=tokenizer, feature_extractor=None, image_processor=None,
+                             processor=None, dtype="float32", top_k=2, targets=["paris", "berlin", "london"])
+    text = "the capital of france is [MASK] ."
+    assert_close(built(text), pipeline("fill-mask", model=google_mlm, top_k=2, targets=["paris", "berlin", "london"])(text))
+    assert_close(built(text), transformers.FillMaskPipeline(
+        model=transformers.BertForMaskedLM.from_pretrained(google_mlm),
+        tokenizer=transformers.AutoTokenizer.from_pretrained(google_mlm), top_k=2,
+        targets=["paris", "berlin", "london"])(text))
+    ner = TokenClassificationPipeline(model=mini_hf_bert.BertForTokenClassification.from_pretrained(ner_dir),
+                                      tokenizer=mini_hf_bert.BertTokenizer.from_pretrained(ner_dir),
+                                      aggregation_strategy="first")
+    assert ner._postprocess_params["aggregation_strategy"] == "first"
+    assert_close(ner(SENTENCES), transformers.pipeline("ner", model=ner_dir, aggregation_strategy="first")(SENTENCES))
+
+
+def test_a_dtype_casts_the_model_object(google_mlm):
+    model = mini_hf_bert.BertForMaskedLM.from_pretrained(google_mlm)
+    tokenizer = mini_hf_bert.BertTokenizer.from_pretrained(google_mlm)
+    half = FillMaskPipeline(model=model, tokenizer=tokenizer, dtype=torch.bfloat16)
+    assert half.model.dtype == torch.bfloat16
+    answers = half("the capital of france is [MASK] .", top_k=3)
+    assert [type(a["score"]) for a in answers] == [float] * 3
+    assert pipeline("fill-mask", model=google_mlm, dtype="bfloat16").model.dtype == torch.bfloat16
+
+
+def test_token_classification_steps_are_public_and_equal_transformers(ner_dir):
+    """``gather_pre_entities`` and ``aggregate``, called as transformers' own tests call them,
+    give transformers' results for the same scores."""
+    from mini_hf_bert.pipelines import AggregationStrategy
+
+    ours = pipeline("ner", model=ner_dir)
+    theirs = transformers.pipeline("ner", model=ner_dir)
+    sentence = SENTENCES[2]
+    encoded = theirs.tokenizer(sentence, return_tensors="np", return_special_tokens_mask=True,
+                               return_offsets_mapping=True)
+    scores = np.random.default_rng(0).dirichlet(np.ones(len(LABELS)), size=encoded["input_ids"].shape[1])
+    for strategy in ("none", "simple", "first", "average", "max"):
+        args = (sentence, encoded["input_ids"][0], scores, encoded["offset_mapping"][0],
+                encoded["special_tokens_mask"][0])
+        pre_ours = ours.gather_pre_entities(*args, aggregation_strategy=AggregationStrategy(strategy))
+        pre_theirs = theirs.gather_pre_entities(
+            *args, aggregation_strategy=transformers.pipelines.AggregationStrategy(strategy))
+        listed = [[{k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in piece.items()} for piece in pre]
+                  for pre in (pre_ours, pre_theirs)]  # each piece's scores: a (L,) array
+        assert_close(*listed)
+        assert len(pre_ours) == encoded["input_ids"].shape[1] - 2  # every token but [CLS] and [SEP]
+        assert_close(ours.aggregate(pre_ours, strategy),
+                     theirs.aggregate(pre_theirs, transformers.pipelines.AggregationStrategy(strategy)))
+
+
+def test_legacy_grouped_entities_warn_and_map_to_a_strategy(ner_dir):
+    from mini_hf_bert.pipelines import AggregationStrategy
+
+    with pytest.warns(UserWarning, match=r"`grouped_entities` is deprecated .* aggregation_strategy=\"simple\""):
+        simple = pipeline("ner", model=ner_dir, grouped_entities=True)
+    with pytest.warns(UserWarning, match=r"`ignore_subwords` is deprecated"):
+        first = pipeline("ner", model=ner_dir, grouped_entities=True, ignore_subwords=True)
+    assert simple._postprocess_params["aggregation_strategy"] is AggregationStrategy.SIMPLE
+    assert first._postprocess_params["aggregation_strategy"] is AggregationStrategy.FIRST
+    assert_close(first(SENTENCES), pipeline("ner", model=ner_dir, aggregation_strategy="first")(SENTENCES))
+
+
+@pytest.mark.parametrize("task,call,message", [
+    ("fill-mask", lambda p: p([None]), r"inputs\[0\] must be a str, got NoneType"),
+    ("text-classification", lambda p: p([["a text", "its pair"]]),
+     r"inputs\[0\] must be a str or a dict \{'text': \.\.\., 'text_pair': \.\.\.\} \(for a text pair, send the dict\)"),
+    ("text-classification", lambda p: p({"text": None}), r"inputs\['text'\] must be a str, got NoneType"),
+    ("question-answering", lambda p: p(question=None, context="Paris is in France."),
+     r"question and context must be str or lists of str, got NoneType and str"),
+    ("question-answering", lambda p: p(question="Where?", context=None), r"context is None: question answering needs"),
+    ("question-answering", lambda p: p({"question": "Where?"}), r"'context' is missing"),
+    ("token-classification", lambda p: p("a text", offset_mapping=[[(0, 1)], [(1, 2)]]),
+     r"offset_mapping has 2 lists of offsets for 1 texts"),
+    ("token-classification", lambda p: p("a text", aggregation_strategy="loud"),
+     r"aggregation_strategy='loud': expected one of \['none', 'simple', 'first', 'average', 'max'\]"),
+])
+def test_inputs_transformers_refuses_with_a_valueerror_are_valueerrors_here(task, call, message, google_mlm,
+                                                                            sentiment_dir, ner_dir, tmp_path):
+    """Where transformers raises ValueError (or KeyError) for an input, so do we, naming it;
+    a wrong type is also a TypeError (``PipelineInputError``), as it was before."""
+    if task == "question-answering":
+        model = write_head_checkpoint(tmp_path / "qa", google_mlm, "BertForQuestionAnswering")
+    else:
+        model = {"fill-mask": google_mlm, "text-classification": sentiment_dir, "token-classification": ner_dir}[task]
+    errors = (KeyError,) if "missing" in message else (ValueError,)
+    with pytest.raises(errors, match=message):
+        call(pipeline(task, model=model))
+
+
+@pytest.mark.parametrize("make,error,message", [
+    (lambda m, t: FillMaskPipeline(model=m, tokenizer=t, feature_extractor=object()), TypeError,
+     "FillMaskPipeline reads text with its tokenizer; it takes no feature_extractor"),
+    (lambda m, t: FillMaskPipeline(model=m), ValueError, "FillMaskPipeline needs tokenizer="),
+    (lambda m, t: FillMaskPipeline(model=m, tokenizer=t, topk=2), TypeError,
+     r"FillMaskPipeline got unexpected keyword arguments \['topk'\]; its calls take \['inputs', 'top_k', 'targets'\]"),
+    (lambda m, t: FillMaskPipeline(model=m, tokenizer=t, dtype="int8"), ValueError,
+     "dtype='int8' is not a floating torch dtype"),
+])
+def test_bad_pipeline_constructor_arguments_are_named(google_mlm, make, error, message):
+    model = mini_hf_bert.BertForMaskedLM.from_pretrained(google_mlm)
+    with pytest.raises(error, match=message):
+        make(model, mini_hf_bert.BertTokenizer.from_pretrained(google_mlm))
