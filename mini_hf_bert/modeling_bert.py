@@ -63,7 +63,12 @@ from .modeling_outputs import (
     TokenClassifierOutput,
 )
 from .modeling_utils import ALL_MODEL_FORWARDS, PreTrainedModel, attention_function, check_attn_implementation
-from .pytorch_utils import GradientCheckpointingLayer, apply_chunking_to_forward, checkpointed_module_call
+from .pytorch_utils import (
+    GradientCheckpointingLayer,
+    apply_chunking_to_forward,
+    checkpointed_module_call,
+    token_cross_entropy,
+)
 from .validation import (
     check_class_labels,
     check_model_inputs,
@@ -841,6 +846,7 @@ class BertLMHeadModel(BertPreTrainedModel):
         use_cache: bool | None = None,
         labels: torch.Tensor | None = None,
         shift_labels: torch.Tensor | None = None,
+        num_items_in_batch: int | torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -851,6 +857,9 @@ class BertLMHeadModel(BertPreTrainedModel):
             shift_labels: (B, T) targets already aligned with the logits (position t's is
                 token t+1), used instead of shifting ``labels``: sequence-parallel training
                 shifts the whole sequence before cutting it into shards (transformers' argument).
+            num_items_in_batch: the predicted tokens of all the micro-batches one optimizer
+                step accumulates (transformers' Trainer passes it): the loss is their sum
+                over it, so accumulation gives the whole batch's mean.
             past_key_values / use_cache: generate token by token: pass back the returned
                 ``past_key_values`` with only the new token(s) as input_ids.
             (the rest as BertModel.forward)
@@ -876,9 +885,8 @@ class BertLMHeadModel(BertPreTrainedModel):
                 check_class_labels("shift_labels", shift_labels, tuple(prediction_scores.shape[:2]),
                                    self.config.vocab_size)
                 shifted_scores, shifted_labels = prediction_scores, shift_labels  # (B, T, V), (B, T)
-            loss = nn.functional.cross_entropy(
-                shifted_scores.view(-1, self.config.vocab_size).float(), shifted_labels.view(-1)
-            )
+            loss = token_cross_entropy(shifted_scores.view(-1, self.config.vocab_size).float(), shifted_labels.view(-1),
+                                       num_items_in_batch)
 
         out = CausalLMOutputWithCrossAttentions(
             loss=loss,
@@ -926,6 +934,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        num_items_in_batch: int | torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -933,6 +942,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         """
         Args:
             labels: (B, T) original ids at masked positions, -100 elsewhere.
+            num_items_in_batch: as BertLMHeadModel.forward's (the masked tokens).
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
@@ -945,7 +955,8 @@ class BertForMaskedLM(BertPreTrainedModel):
         loss = None
         if labels is not None:
             check_class_labels("labels", labels, tuple(prediction_scores.shape[:2]), self.config.vocab_size)
-            loss = nn.CrossEntropyLoss()(prediction_scores.view(-1, self.config.vocab_size), labels.view(-1))
+            loss = token_cross_entropy(prediction_scores.view(-1, self.config.vocab_size), labels.view(-1),
+                                       num_items_in_batch)  # (B*T, V) vs (B*T,)
 
         out = MaskedLMOutput(
             loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
@@ -1168,6 +1179,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        num_items_in_batch: int | torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -1175,6 +1187,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         """
         Args:
             labels: (B, T) class ids, -100 for tokens to ignore (padding, word-piece continuations).
+            num_items_in_batch: as BertLMHeadModel.forward's (the labelled tokens).
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
@@ -1187,7 +1200,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         loss = None
         if labels is not None:
             check_class_labels("labels", labels, tuple(logits.shape[:2]), self.num_labels)
-            loss = nn.CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.view(-1))
+            loss = token_cross_entropy(logits.view(-1, self.num_labels), labels.view(-1), num_items_in_batch)
 
         out = TokenClassifierOutput(
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions

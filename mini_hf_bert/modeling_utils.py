@@ -774,6 +774,23 @@ class PreTrainedModel(nn.Module):
     _PAD_TO_MULTIPLE_ERROR = ("Asking to pad the embedding matrix to a multiple of `{}`, which is not and integer. "
                               "Please make sure to pass an integer (pad_to_multiple_of must be a positive int)")
 
+    @property
+    def accepts_loss_kwargs(self) -> bool:
+        """Whether ``forward`` takes ``num_items_in_batch`` (the per-token heads): transformers'
+        Trainer reads this to pass it, and then leaves the averaging over accumulated
+        micro-batches to the model instead of dividing each micro-batch's loss itself."""
+        return "num_items_in_batch" in inspect.signature(self.forward).parameters
+
+    @property
+    def loss_type(self) -> str | None:
+        """transformers' name of the loss (its ``LOSS_MAPPING`` key), as transformers derives it
+        from the class name; ``"ForCausalLM"`` for the left-to-right LM head, so that Trainer
+        counts the predicted tokens of a batch without each row's first (the shift drops it)."""
+        name = type(self).__name__
+        if name.endswith("LMHeadModel"):
+            return "ForCausalLM"
+        return next((kind for kind in _LOSS_TYPES if kind in name), None)
+
     @classmethod
     def can_generate(cls) -> bool:
         """False: no model here has transformers' ``generate`` (its GenerationMixin); a
@@ -837,6 +854,10 @@ def _warn_about_quantization(config) -> None:
         method = quantization.get("quant_method") if isinstance(quantization, dict) else quantization
         logger.warning("Unknown quantization type, got %s - supported types are: [] (mini_hf_bert quantizes "
                        "nothing); loading %s's weights as they are", method, config.name_or_path)
+
+
+#: The loss names of transformers' ``LOSS_MAPPING`` that the heads here compute (``loss_type``).
+_LOSS_TYPES = ("ForMaskedLM", "ForTokenClassification", "ForSequenceClassification", "ForQuestionAnswering")
 
 
 def _checked_state_dict(state_dict: Any) -> dict[str, torch.Tensor]:

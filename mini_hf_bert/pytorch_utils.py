@@ -145,3 +145,20 @@ def positional_call_error(model: nn.Module, args: tuple) -> TypeError | None:
                      f"({', '.join(positional)}): the rest are keyword-only. transformers 3.x and 4.x read the 5th as "
                      f"head_mask, 5.x as inputs_embeds. Write the call as "
                      f"{name}({', '.join(positional)}, {', '.join(named)})")
+
+
+def token_cross_entropy(logits: torch.Tensor, labels: torch.Tensor,
+                        num_items_in_batch: int | torch.Tensor | None = None) -> torch.Tensor:
+    """Cross-entropy of (N, C) logits against (N,) labels, ignoring label -100: the mean over
+    the labelled tokens; or, given ``num_items_in_batch`` (the labelled tokens of every
+    micro-batch that one optimizer step accumulates, as transformers' Trainer counts them),
+    their sum divided by it, so that the accumulated micro-batches' losses add up to the
+    whole batch's mean, however the labelled tokens fall among them.
+
+    transformers: ``loss.loss_utils.fixed_cross_entropy``
+    """
+    if num_items_in_batch is None:
+        return nn.functional.cross_entropy(logits, labels)
+    if torch.is_tensor(num_items_in_batch):
+        num_items_in_batch = num_items_in_batch.to(logits.device)
+    return nn.functional.cross_entropy(logits, labels, reduction="sum") / num_items_in_batch

@@ -254,3 +254,77 @@ def test_config_dtype_as_transformers(tmp_path):
     assert json.loads((tmp_path / "config.json").read_text())["dtype"] == "bfloat16"
     assert mini_hf_bert.BertForMaskedLM.from_pretrained(tmp_path, dtype="auto").dtype == torch.bfloat16
     assert transformers.BertForMaskedLM.from_pretrained(str(tmp_path), dtype="auto").dtype == torch.bfloat16
+
+
+def _per_token_rows(head: str, count: int = 8, length: int = 10) -> list[dict]:
+    """Rows whose labelled tokens differ in number (1 to 8 of 10), as masking gives them."""
+    generator = torch.Generator().manual_seed(3)
+    rows = []
+    for i in range(count):
+        ids = torch.randint(5, 99, (length,), generator=generator)
+        labels = (ids if head != "token" else ids % 5).clone()
+        labels[1 + i:] = -100  # row i has i + 1 labelled tokens
+        rows.append({"input_ids": ids, "labels": labels})
+    return rows
+
+
+def _per_token_model(head: str):
+    import mini_hf_bert
+
+    sizes = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+                 max_position_embeddings=16, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    torch.manual_seed(0)
+    if head == "masked":
+        return mini_hf_bert.BertForMaskedLM(mini_hf_bert.BertConfig(**sizes))
+    if head == "token":
+        return mini_hf_bert.BertForTokenClassification(mini_hf_bert.BertConfig(**sizes, num_labels=5))
+    return mini_hf_bert.BertLMHeadModel(mini_hf_bert.BertConfig(**sizes, is_decoder=True))
+
+
+@pytest.mark.parametrize("head", ["masked", "token", "causal"])
+def test_accumulated_micro_batches_give_the_whole_batchs_loss_and_gradients(head):
+    """Per-token heads normalise by num_items_in_batch (the labelled tokens of all accumulated
+    micro-batches): summed over the micro-batches, loss and gradients are the whole batch's,
+    even when the micro-batches hold different numbers of labelled tokens (where the mean of
+    the micro-batch means is not)."""
+    from mini_hf_bert.parity.compare import FP32_ATOL, max_abs_diff
+
+    model = _per_token_model(head)
+    rows = _per_token_rows(head)
+    batch = {key: torch.stack([row[key] for row in rows]) for key in rows[0]}
+    whole = model(**batch).loss
+    whole.backward()
+    expected = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+    model.zero_grad()
+    labels = batch["labels"][:, 1:] if head == "causal" else batch["labels"]  # the shift drops each first label
+    items = int((labels != -100).sum())
+    halves = [{key: value[:4] for key, value in batch.items()}, {key: value[4:] for key, value in batch.items()}]
+    accumulated = sum(model(**half, num_items_in_batch=items).loss for half in halves)
+    accumulated.backward()
+    assert abs(accumulated.item() - whole.item()) <= FP32_ATOL
+    assert max(max_abs_diff(p.grad, expected[name]) for name, p in model.named_parameters() if name in expected) <= FP32_ATOL
+    means = sum(model(**half).loss.item() for half in halves) / 2  # without it: the mean of the two means
+    assert abs(means - whole.item()) > 100 * FP32_ATOL  # differs, so the comparison above means something
+
+
+@pytest.mark.parametrize("head", ["masked", "token", "causal"])
+def test_trainer_with_accumulation_logs_the_whole_batchs_loss(head, tmp_path):
+    """transformers' Trainer passes num_items_in_batch to our per-token heads (they accept
+    it: ``accepts_loss_kwargs``; the LM head's ``loss_type`` makes it count past the shift),
+    so the loss it logs for 2 accumulated micro-batches is the whole batch's."""
+    from mini_hf_bert.integrations import Trainer
+
+    model = _per_token_model(head)
+    rows = _per_token_rows(head)
+    assert model.accepts_loss_kwargs and model.loss_type == {"masked": "ForMaskedLM", "token": "ForTokenClassification",
+                                                             "causal": "ForCausalLM"}[head]
+    with torch.no_grad():
+        whole = model(**{key: torch.stack([row[key] for row in rows]) for key in rows[0]}).loss.item()
+    args = transformers.TrainingArguments(str(tmp_path), max_steps=1, per_device_train_batch_size=4,
+                                          gradient_accumulation_steps=2, learning_rate=0.0, logging_steps=1,
+                                          save_strategy="no", report_to=[], use_cpu=True, disable_tqdm=True)
+    trainer = Trainer(model=model, args=args, train_dataset=rows)
+    trainer.remove_callback(transformers.PrinterCallback)
+    trainer.train()
+    logged = trainer.state.log_history[0]["loss"]
+    assert logged == pytest.approx(whole, abs=1e-4)  # Trainer logs the loss rounded to 4 decimals
