@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import unittest
 
@@ -53,7 +52,7 @@ import torch
 from safetensors.torch import load_file
 from safetensors.torch import save_file as safe_save_file
 
-from .upstream import LOGGER_NAME, CaptureLogger, compare_state_dicts, library
+from .upstream import LOGGER_NAME, CaptureLogger, compare_state_dicts, library, stand_in_directory
 
 BertConfig = library.BertConfig
 BertModel = library.BertModel
@@ -89,19 +88,12 @@ def _save_bin(model, directory, **kwargs):
         model.save_pretrained(directory, safe_serialization=False, **kwargs)
 
 
-_LOCAL_ROOT = None
 
 
 def _local(repo):
     """The local stand-in for hub repo ``repo`` (see the header), built on first use."""
-    global _LOCAL_ROOT
-    if _LOCAL_ROOT is None:
-        _LOCAL_ROOT = tempfile.mkdtemp(prefix="conformance_hub_")
-        import atexit
-
-        atexit.register(shutil.rmtree, _LOCAL_ROOT, True)
-    directory = os.path.join(_LOCAL_ROOT, repo.replace("/", "--"))
-    if os.path.isdir(directory):
+    directory, built = stand_in_directory(repo)
+    if built:
         return directory
     torch.manual_seed(0)
     config = BertConfig(vocab_size=1124, hidden_size=32, num_hidden_layers=5, num_attention_heads=4,

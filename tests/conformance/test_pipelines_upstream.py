@@ -51,8 +51,6 @@ from __future__ import annotations
 import copy
 import os
 import random
-import shutil
-import tempfile
 import unittest
 
 import numpy as np
@@ -62,7 +60,7 @@ from transformers.testing_utils import compare_pipeline_output_to_hub_spec, nest
 
 from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
 
-from .upstream import library, transformers_4_api
+from .upstream import library, stand_in_directory, transformers_4_api
 
 if library.__name__ == "transformers":
     from transformers import (
@@ -116,7 +114,6 @@ class ANY:
 
 # ------------------------------------------------------------------ local stand-ins for hub models
 
-_LOCAL_ROOT = None
 #: The nine labels of sshleifer/tiny-dbmdz-bert-large-cased-finetuned-conll03-english (its tests read them).
 _CONLL_LABELS = {0: "O", 1: "B-MISC", 2: "I-MISC", 3: "B-PER", 4: "I-PER", 5: "B-ORG", 6: "I-ORG", 7: "B-LOC",
                  8: "I-LOC"}
@@ -126,14 +123,8 @@ _CASED_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "Hello", "there", 
 
 def _local(repo):
     """The local stand-in for hub repo ``repo`` (see the header), built on first use."""
-    global _LOCAL_ROOT
-    if _LOCAL_ROOT is None:
-        _LOCAL_ROOT = tempfile.mkdtemp(prefix="conformance_pipelines_")
-        import atexit
-
-        atexit.register(shutil.rmtree, _LOCAL_ROOT, True)
-    directory = os.path.join(_LOCAL_ROOT, repo.replace("/", "--"))
-    if os.path.isdir(directory):
+    directory, built = stand_in_directory(repo)
+    if built:
         return directory
     torch.manual_seed(0)
     name = repo.split("/")[-1]

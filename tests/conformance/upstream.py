@@ -190,6 +190,24 @@ class CaptureLogger:
         self.out = self.io.getvalue()
 
 
+_STAND_IN_ROOT = None
+
+
+def stand_in_directory(repo: str) -> tuple[str, bool]:
+    """Where the ports build their local stand-in for hub repo ``repo`` (in one temporary
+    directory per session, removed at exit), and whether it is already built."""
+    global _STAND_IN_ROOT
+    if _STAND_IN_ROOT is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        _STAND_IN_ROOT = tempfile.mkdtemp(prefix="conformance_hub_")
+        atexit.register(shutil.rmtree, _STAND_IN_ROOT, True)
+    directory = os.path.join(_STAND_IN_ROOT, repo.replace("/", "--"))
+    return directory, os.path.isdir(directory)
+
+
 def compare_state_dicts(state_dict1, state_dict2) -> bool:
     """transformers 5.23's ``tests/test_modeling_common.compare_state_dicts``, ported: the two
     state dicts have the same keys and close values (``torch.testing.assert_close``)."""
