@@ -22,6 +22,7 @@ def get_extended_attention_mask(
     input_shape: tuple[int, int],
     dtype: torch.dtype = torch.float32,
     is_decoder: bool = False,
+    prefix_length: int = 0,
 ) -> torch.Tensor:
     """Turn a 0/1 "may attend" mask into the additive mask attention adds to its scores.
 
@@ -46,6 +47,8 @@ def get_extended_attention_mask(
         is_decoder: for a 2D mask, also forbid attending to later positions (causal).
             With a key/value cache, S > T and the first S - T keys are the past,
             visible to every query. A 3D mask is used as given.
+        prefix_length: an encoder's P prefix positions (peft's prefix tuning) before the
+            T input positions: its 2D mask then covers S = P + T keys.
 
     Returns:
         (B, 1, 1, S) for a 2D encoder mask, else (B, 1, T, S); the 1 broadcasts over heads.
@@ -62,9 +65,10 @@ def get_extended_attention_mask(
         keep = attention_mask[:, None, :, :]  # (B, 1, T, S)
     elif attention_mask.dim() == 2:
         if attention_mask.shape[0] != batch_size or (
-            attention_mask.shape[1] != seq_length if not is_decoder else attention_mask.shape[1] < seq_length
+            attention_mask.shape[1] != prefix_length + seq_length if not is_decoder
+            else attention_mask.shape[1] < seq_length
         ):
-            want = f"({batch_size}, {seq_length})" if not is_decoder else f"({batch_size}, >= {seq_length})"
+            want = f"({batch_size}, {prefix_length + seq_length})" if not is_decoder else f"({batch_size}, >= {seq_length})"
             raise ValueError(
                 f"attention_mask must be (batch, seq) = {want} to match the input, got shape {tuple(attention_mask.shape)}"
             )

@@ -217,7 +217,7 @@ class BertSelfAttention(nn.Module):
         """(B, T, H) -> context (B, T, H), probabilities (B, N, T, S) or None, a decoder's (K, V) or None.
         ``attention_mask`` is additive, to (B, N, T, S); the rest is 4.x's (modeling_bert_extras.py)."""
         query = self.transpose_for_scores(self.query(hidden_states))  # (B, N, T, D)
-        if self.is_decoder or self.is_cross_attention:  # a cache, or the encoder's K and V
+        if self.is_decoder or self.is_cross_attention or past_key_value is not None:  # cache, prefix or encoder K, V
             key, value = extras.decoder_keys_and_values(self, hidden_states, encoder_hidden_states, past_key_value)
         else:
             key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, S, D), S = T
@@ -662,17 +662,16 @@ class BertModel(BertPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> BaseModelOutputWithPoolingAndCrossAttentions | tuple:
-        """(B, T) token ids in [0, V), or (B, T, H) ``inputs_embeds`` -> ``last_hidden_state``
-        (B, T, H) and ``pooler_output`` (B, H). ``attention_mask`` (B, T): 1 = attend, 0 =
-        padding, or (B, T, T), keys per query. ``token_type_ids`` (B, T) default 0;
-        ``position_ids`` (B, T) or (1, T) default 0..T-1. ``output_hidden_states`` and
-        ``output_attentions`` add every layer's output and probabilities. The rest is
-        transformers 4.x's: ``head_mask`` (N,) or (L, N), and a decoder's inputs (modeling_bert_extras.py).
-        """
+        """(B, T) ids in [0, V) or (B, T, H) ``inputs_embeds`` -> ``last_hidden_state`` (B, T, H), ``pooler_output``
+        (B, H). ``attention_mask`` (B, T): 1 = attend, 0 = padding, or (B, T, T), keys per query. ``token_type_ids``
+        (B, T) default 0; ``position_ids`` (B, T) or (1, T) default 0..T-1. ``output_hidden_states`` and
+        ``output_attentions`` add every layer's output and probabilities. The rest is transformers 4.x's: ``head_mask``
+        (N,) or (L, N), a decoder's inputs, an encoder's prefix (peft's prefix tuning) (modeling_bert_extras.py)."""
         config = self.config
         output_attentions = config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
         use_cache = (config.use_cache if use_cache is None else use_cache) if config.is_decoder else False
+        past_key_values = extras.legacy_cache(past_key_values)  # transformers' Cache objects (peft's prefix) as tuples
         batch_size, seq_length, past_length = check_model_inputs(
             config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
             attention_mask, self.embeddings.word_embeddings.weight.dtype,
@@ -690,7 +689,7 @@ class BertModel(BertPreTrainedModel):
                 attention_mask = torch.ones(batch_size, past_length + seq_length, device=embedding_output.device)
             extended_attention_mask = get_extended_attention_mask(
                 attention_mask.to(embedding_output.device), (batch_size, seq_length), dtype=embedding_output.dtype,
-                is_decoder=config.is_decoder,
+                is_decoder=config.is_decoder, prefix_length=0 if config.is_decoder else past_length,
             )  # (B, 1, 1, S) or (B, 1, T, S)
         layer_head_masks = get_head_mask(head_mask, config.num_hidden_layers, config.num_attention_heads,
                                          embedding_output.dtype)  # L x (1, N, 1, 1) or L x None
@@ -1055,6 +1054,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -1063,11 +1063,14 @@ class BertForSequenceClassification(BertPreTrainedModel):
         Args:
             labels: (B,) class ids (single-label), (B,) or (B, 1) floats (regression, C = 1),
                 (B, C) floats in [0, 1] (multi-label).
+            past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
+                tuning passes its learned one), as for BertModel.forward.
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            past_key_values=past_key_values, output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states, return_dict=True,
         )
         pooled_output = self.dropout(outputs.pooler_output)  # (B, H)
         logits = self.classifier(pooled_output)  # (B, C)
@@ -1180,6 +1183,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -1188,11 +1192,14 @@ class BertForTokenClassification(BertPreTrainedModel):
         Args:
             labels: (B, T) class ids, -100 for tokens to ignore (padding, word-piece continuations).
             num_items_in_batch: as BertLMHeadModel.forward's (the labelled tokens).
+            past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
+                tuning passes its learned one), as for BertModel.forward.
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            past_key_values=past_key_values, output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states, return_dict=True,
         )
         sequence_output = self.dropout(outputs.last_hidden_state)  # (B, T, H)
         logits = self.classifier(sequence_output)  # (B, T, C)
@@ -1237,6 +1244,7 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         head_mask: torch.Tensor | None = None,
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -1244,13 +1252,16 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         """
         Args:
             start_positions, end_positions: (B,) token index of the answer span's first / last token.
+            past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
+                tuning passes its learned one), as for BertModel.forward.
             (the rest as BertModel.forward)
         """
         if self.num_labels != 2:
             raise ValueError(f"BertForQuestionAnswering needs config.num_labels=2 (start, end), got {self.num_labels}")
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            past_key_values=past_key_values, output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states, return_dict=True,
         )
         logits = self.qa_outputs(outputs.last_hidden_state)  # (B, T, 2)
         start_logits, end_logits = logits.split(1, dim=-1)  # 2 x (B, T, 1)

@@ -138,15 +138,29 @@ def prune_attention_heads(attention: nn.Module, heads: list[int]) -> None:
 # --------------------------------------------------------------------------------------
 
 
+def legacy_cache(past_key_values: object) -> tuple | None:
+    """``past_key_values`` as per-layer (K, V) tuples: transformers' ``Cache`` objects (peft's
+    prefix tuning passes a ``DynamicCache``, whose ``layers`` hold ``keys`` and ``values``)
+    are read into them; tuples, lists and None pass unchanged.
+
+    transformers: none (4.x's ``DynamicCache.to_legacy_cache``)
+    """
+    layers = getattr(past_key_values, "layers", None)
+    if layers is None or isinstance(past_key_values, (tuple, list)):
+        return past_key_values
+    return tuple((layer.keys, layer.values) for layer in layers)
+
+
 def decoder_keys_and_values(
     attention: nn.Module,
     hidden_states: torch.Tensor,
     encoder_hidden_states: torch.Tensor | None,
     past_key_value: tuple[torch.Tensor, torch.Tensor] | None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """K and V (B, N, S, D) of a decoder's ``BertSelfAttention``.
+    """K and V (B, N, S, D) of a decoder's ``BertSelfAttention``, or of an encoder's given a prefix.
 
-    Self-attention: this step's T positions after the R cached ones (S = R + T).
+    Self-attention: this step's T positions after the R cached ones (S = R + T); for an
+    encoder, after the R positions of a learned prefix (peft's prefix tuning).
     Cross-attention (``attention.is_cross_attention``): the encoder's S positions, computed
     at the first step and read back from the cache after it (they do not change).
 

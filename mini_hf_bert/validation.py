@@ -144,16 +144,23 @@ def check_attention_mask_values(attention_mask: torch.Tensor) -> None:
 
 
 def _check_cache(config: BertConfig, past_key_values: tuple | None) -> int:
-    """The number of cached positions P; the cache must have one entry per layer."""
+    """The number of positions P before the input: a decoder's cache, or an encoder's prefix
+    (peft's prefix tuning: learned keys and values every token attends to). Either must
+    have one (K, V) entry per layer, each (B, N, P, D)."""
     if past_key_values is None:
         return 0
-    if not config.is_decoder:
-        raise ValueError("past_key_values were given, but only a decoder (is_decoder=True) uses a cache")
     if not isinstance(past_key_values, (tuple, list)) or len(past_key_values) != config.num_hidden_layers:
+        what = "a previous call with use_cache=True returned" if config.is_decoder else "a prefix has them"
         raise ValueError(
             f"past_key_values must hold one (K, V[, cross K, cross V]) tuple per layer "
-            f"({config.num_hidden_layers}), as a previous call with use_cache=True returned"
+            f"({config.num_hidden_layers}), as {what}"
         )
+    head_dim = config.hidden_size // config.num_attention_heads
+    for layer, entry in enumerate(past_key_values):
+        if not isinstance(entry, (tuple, list)) or len(entry) < 2 or not all(
+                isinstance(t, torch.Tensor) and t.dim() == 4 and t.shape[-1] == head_dim for t in entry[:2]):
+            raise ValueError(f"past_key_values[{layer}] must start with K and V, each (batch, heads, positions, "
+                             f"{head_dim})")
     return past_key_values[0][0].shape[2]  # (B, N, P, D)
 
 

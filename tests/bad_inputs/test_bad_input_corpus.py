@@ -161,8 +161,9 @@ MODEL_INPUTS = {
     "embeddings of another width": (dict(inputs_embeds=torch.zeros(2, 3, 65)), ValueError,
                                     "inputs_embeds must be (batch, seq, hidden_size) = (*, *, 64)"),
     "a head mask of the wrong size": (dict(input_ids=IDS, head_mask=torch.ones(5)), ValueError, "head_mask must be (num_heads,)"),
-    "a cache on an encoder": (dict(input_ids=IDS, past_key_values=((IDS, IDS),) * 2), ValueError,
-                              "only a decoder (is_decoder=True) uses a cache"),
+    "a prefix that is no (K, V) per layer": (dict(input_ids=IDS, past_key_values=((IDS, IDS),) * 2), ValueError,
+                                             "past_key_values[0] must start with K and V, each (batch, heads, "
+                                             "positions, 16)"),
     "encoder states without cross-attention": (dict(input_ids=IDS, encoder_hidden_states=torch.zeros(2, 3, 64)), ValueError,
                                                "this model has no cross-attention layers"),
 }

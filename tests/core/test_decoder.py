@@ -105,7 +105,9 @@ def test_cross_attention_inputs_need_add_cross_attention():
         model(torch.ones(1, 3, dtype=torch.long), encoder_hidden_states=torch.zeros(1, 4, 64))
     encoder = mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**small_config_kwargs("tiny"))).eval()
     out = encoder(torch.ones(1, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match="only a decoder \\(is_decoder=True\\) uses a cache"):
+    # An encoder takes past_key_values only as a prefix (peft's prefix tuning): a (K, V) per layer.
+    with pytest.raises(ValueError, match=r"past_key_values must hold one \(K, V\[, cross K, cross V\]\) tuple per "
+                                         r"layer \(2\), as a prefix has them"):
         encoder(torch.ones(1, 3, dtype=torch.long), past_key_values=((out.last_hidden_state,),))
 
 
