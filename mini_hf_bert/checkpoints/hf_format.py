@@ -17,6 +17,7 @@ import os
 import pickle
 import pickletools
 import re
+import stat
 import warnings
 import zipfile
 import zlib
@@ -110,9 +111,26 @@ def read_state_dict(path: str) -> dict[str, torch.Tensor]:
     raise CheckpointError(f"{path}: unrecognised weights file type (expected .safetensors, .bin or .index.json)")
 
 
+def check_regular_file(path: str) -> None:
+    """Refuse, naming ``path``, anything but a regular file: a missing one, and a named
+    pipe, device or directory, which a reader would block on forever or misread."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: no such file") from None
+    except OSError as e:
+        raise CheckpointError(f"{path}: cannot read it ({e.strerror})") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise CheckpointError(f"{path}: is {kind}, not a regular file; a weights file must be a file "
+                              f"(refused without reading it: it could block forever)")
+
+
 def read_safetensors(path: str) -> dict[str, torch.Tensor]:
     """Read a safetensors file. Its header is validated by the safetensors library
     (offsets inside the file, sizes matching shapes and dtypes)."""
+    check_regular_file(path)
     try:
         return _safetensors_load_file(path, device="cpu")
     except FileNotFoundError:
@@ -125,8 +143,7 @@ def read_safetensors(path: str) -> dict[str, torch.Tensor]:
 
 def read_torch_bin(path: str) -> dict[str, torch.Tensor]:
     """Read a ``torch.save``d state dict, refusing any pickle that holds more than tensors."""
-    if not os.path.isfile(path):
-        raise CheckpointError(f"{path}: no such file")
+    check_regular_file(path)
     # Zip-format files (torch >= 1.6) can be memory-mapped; the legacy format cannot.
     is_zip_file = is_zip(path)
     try:

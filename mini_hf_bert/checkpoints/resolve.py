@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tempfile
 import zipfile
 import zlib
@@ -38,6 +39,10 @@ GOOGLE_CONFIG_NAME = "bert_config.json"
 GOOGLE_CHECKPOINT_PREFIX = "bert_model.ckpt"
 #: bert-large's zip unpacks to ~1.3 GB; a larger total is refused (zip bombs).
 MAX_ZIP_BYTES = 16 * 1024**3
+#: The most a checkpoint zip's members may expand, in total, over their compressed size.
+#: Float weights barely deflate (Google's bert-base zip: 1.09x), vocabularies ~3-4x; a run
+#: of zeros, a bomb's usual payload, deflates ~1000x.
+MAX_ZIP_RATIO = 20
 
 
 @dataclass
@@ -235,11 +240,17 @@ def _resolve_zip(path: str) -> ResolvedCheckpoint:
             total = sum(m.file_size for m in members)
             if total > MAX_ZIP_BYTES:
                 raise CheckpointError(f"{path}: unpacks to {total} bytes, more than any BERT release; refusing")
+            _check_zip_members(path, members, total)
             for member in members:
                 name = member.filename
                 if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") or ":" in name:
                     raise CheckpointError(f"{path}: member {name!r} would be written outside the extraction directory")
             tempdir = tempfile.TemporaryDirectory(prefix="mini_hf_bert_zip_")
+            free = shutil.disk_usage(tempdir.name).free
+            if total > free:
+                tempdir.cleanup()
+                raise CheckpointError(f"{path}: unpacks to {total} bytes, more than the {free} bytes free in "
+                                      f"{os.path.dirname(tempdir.name)}; extract it where there is room, or free some")
             try:
                 archive.extractall(tempdir.name)
             except Exception:
@@ -261,6 +272,22 @@ def _resolve_zip(path: str) -> ResolvedCheckpoint:
         raise CheckpointError(f"{path}: the zip holds no checkpoint ({str(e).split(': ', 1)[-1]})") from None
     resolved._tempdir = tempdir
     return resolved
+
+
+def _check_zip_members(path: str, members: list[zipfile.ZipInfo], total: int) -> None:
+    """Refuse a zip whose members overlap (entries sharing compressed bytes: a bomb that
+    zipfile itself does not notice) or that expands past ``MAX_ZIP_RATIO``, before any
+    byte is extracted."""
+    by_offset = sorted(members, key=lambda m: m.header_offset)
+    for member, following in zip(by_offset, by_offset[1:]):
+        if following.header_offset < member.header_offset + member.compress_size:
+            raise CheckpointError(f"{path}: members {member.filename!r} and {following.filename!r} overlap (they share "
+                                  f"compressed bytes, as zip bombs do); refusing to extract it")
+    packed = sum(m.compress_size for m in members)
+    if total > MAX_ZIP_RATIO * max(packed, 1):
+        raise CheckpointError(f"{path}: its {packed} compressed bytes unpack to {total}, {total // max(packed, 1)}x; "
+                              f"no checkpoint compresses past {MAX_ZIP_RATIO}x (weights barely compress), so it is "
+                              f"refused as a zip bomb")
 
 
 def load_checkpoint_tensors(resolved: ResolvedCheckpoint, progress: bool = False) -> CheckpointTensors:
