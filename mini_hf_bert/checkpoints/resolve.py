@@ -28,7 +28,15 @@ import torch
 
 from .errors import CheckpointError, CheckpointNotFoundError
 from ..file_utils import read_json
-from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, add_variant, find_weights_file, is_zip, read_state_dict
+from .hf_format import (
+    CONFIG_NAME,
+    WEIGHTS_FILE_NAMES,
+    add_variant,
+    check_regular_file,
+    find_weights_file,
+    is_zip,
+    read_state_dict,
+)
 from .hub import looks_like_hub_id, resolve_hub_id
 from .tf_bundle import TFCheckpoint
 from .weight_map import convert_tf_checkpoint
@@ -222,8 +230,9 @@ def _explicit_weights(directory: str, config_path: str | None) -> str | None:
     path = os.path.realpath(os.path.join(directory, name))
     if os.path.dirname(path) != root and not path.startswith(root + os.sep):
         raise CheckpointError(f"{config_path}: transformers_weights={name!r} must name a file inside {directory}")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise CheckpointNotFoundError(f"{config_path}: transformers_weights names {name!r}, which {directory} does not hold")
+    check_regular_file(path)  # a named pipe or a directory is refused by name, unread
     return os.path.join(directory, name)
 
 

@@ -123,3 +123,16 @@ def test_a_zip_larger_than_the_free_space_is_refused(tmp_path, monkeypatch):
     with pytest.raises(CheckpointError, match=r"weights.zip: unpacks to \d+ bytes, more than the 1000 bytes free in "):
         mini_hf_bert.BertModel.from_pretrained(path)
     assert _extraction_dirs() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX feature")
+def test_a_named_pipe_named_by_transformers_weights_is_refused_naming_it(tmp_path):
+    model = mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**small_config_kwargs("tiny")))
+    model.save_pretrained(tmp_path)
+    os.mkfifo(tmp_path / "pipe.safetensors")
+    values = json.loads((tmp_path / "config.json").read_text())
+    values["transformers_weights"] = "pipe.safetensors"
+    (tmp_path / "config.json").write_text(json.dumps(values))
+    raised = _within(REFUSAL_SECONDS, lambda: mini_hf_bert.BertModel.from_pretrained(tmp_path))
+    assert isinstance(raised, CheckpointError), raised
+    assert f"{tmp_path / 'pipe.safetensors'}: is a named pipe, not a regular file" in str(raised)
