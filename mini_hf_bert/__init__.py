@@ -44,6 +44,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "pipelines.sentence_embeddings": ("encode_sentences",),
     "checkpoints": ("CheckpointError", "CheckpointNotFoundError"),
     "checkpoints.bundled": ("chinese_checkpoint_dir", "default_checkpoint_dir"),
+    "limits": ("Limits",),
 }
 
 __all__ = [name for names in EXPORTS.values() for name in names]

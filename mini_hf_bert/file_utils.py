@@ -40,15 +40,19 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 try:
+    import resource
+except ImportError:  # Windows
+    resource = None
+
+from .limits import DEFAULT_LIMITS, LOCK_TIMEOUT_SECONDS
+
+try:
     import fcntl
 except ImportError:  # Windows: no flock; locking is skipped there (docs/reliability.md)
     fcntl = None
 
 logger = logging.getLogger(__name__)
 
-#: How long a reader or writer waits for another process's save in the same directory
-#: before giving up with an error naming the directory. A save of bert-large takes seconds.
-LOCK_TIMEOUT_SECONDS = 300.0
 #: How often a waiter tries the lock again: from 5 ms, doubling up to 20 ms. A reader that
 #: loads in a loop leaves the lock free for moments only; a longer wait would starve a writer
 #: (measured: 20 rounds of two writers beside such a reader took 58 s at a 100 ms cap, 14 s at 20 ms).
@@ -57,9 +61,8 @@ _FIRST_RETRY_SECONDS, _LAST_RETRY_SECONDS = 0.005, 0.02
 SAVING_PREFIX = ".saving-"
 #: The training run's lock file, in its output directory while the run is alive.
 RUN_LOCK_NAME = ".mini_hf_bert-run.lock"
-#: The largest JSON file (config, tokenizer, index, marker) or vocabulary read: BERT's are
-#: kilobytes to a few megabytes; a wrong path (a weights file, a device) is refused instead.
-MAX_METADATA_BYTES = 64 * 1024**2
+#: The largest JSON file (config, tokenizer, index, marker) or vocabulary read (limits.py).
+MAX_METADATA_BYTES = DEFAULT_LIMITS.metadata_bytes
 #: A temporary name keeps at most this much of the target's name (file names are <= 255 bytes).
 _MAX_STEM = 100
 
@@ -154,11 +157,46 @@ def staged_file(path: str | os.PathLike, make_parents: bool = True) -> Iterator[
         _fsync_file(staged)
         os.chmod(staged, mode)  # mkstemp (and safetensors) create files private (0600)
         os.replace(staged, path)
-    except BaseException:
+    except BaseException as error:
+        cause = _no_room(error, directory, staged)
         with contextlib.suppress(FileNotFoundError):
             os.remove(staged)
+        if cause:  # the writers' own words name no file (safetensors, torch.save's "unexpected pos")
+            raise DiskFullError(errno.ENOSPC, f"could not be written: {cause}; nothing was left half-written",
+                                path) from None
         raise
     fsync_directory(directory)
+
+
+class DiskFullError(OSError):
+    """A file could not be written for want of room: the disk, a quota or ``ulimit -f``.
+
+    transformers: none (its writers raise the OS's or the library's error as it comes)
+    """
+
+
+#: Free space below this, after a writer failed without saying why, means the disk filled.
+_NEARLY_FULL_BYTES = 1024**2
+
+
+def _no_room(error: BaseException, directory: str, staged: str) -> str | None:
+    """Why ``error``, raised while writing ``staged``, is a lack of room, in words, or None
+    when it is something else."""
+    code = getattr(error, "errno", None)
+    if code == errno.ENOSPC or "No space left on device" in str(error):
+        return "no space left on the device (the disk is full)"
+    if code == errno.EDQUOT or "Disk quota exceeded" in str(error):
+        return "the disk quota is used up"
+    if code == errno.EFBIG or "File too large" in str(error):
+        return "larger than this process may write (ulimit -f)"
+    if isinstance(error, (RuntimeError, OSError)):  # torch.save: "[enforce fail at inline_container.cc] unexpected pos"
+        with contextlib.suppress(OSError):
+            if shutil.disk_usage(directory).free < _NEARLY_FULL_BYTES:
+                return "no space left on the device (the disk is full)"
+            largest = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource is not None else None
+            if largest not in (None, resource.RLIM_INFINITY) and os.path.getsize(staged) >= largest:
+                return "larger than this process may write (ulimit -f)"
+    return None
 
 
 @contextlib.contextmanager
@@ -189,6 +227,25 @@ def _make_parents(directory: str, path: str) -> None:
     if not os.path.isdir(existing):
         raise NotADirectoryError(errno.ENOTDIR, f"{existing} is a file, not a directory", path)
     os.makedirs(directory, exist_ok=True)
+
+
+def not_a_regular_file(path: str) -> str | None:
+    """Why ``path`` is not a regular file a reader may open, or None when it is one: it
+    is missing, a symlink to nothing (a pruned cache), or a named pipe, device, socket or
+    directory (a pipe or device could block a reader forever). Nothing is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return f"is a symlink to {os.readlink(path)}, which does not exist (a cache pruned of its file?)"
+        return "no such file"
+    except OSError as e:
+        return f"cannot read it ({e.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \
+        "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"is {kind}, not a regular file (refused without reading it: it could block forever)"
 
 
 def read_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
@@ -228,6 +285,19 @@ def read_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
 
 
 # --------------------------------------------------------------------- directories
+
+
+def no_remote_code(trust_remote_code: bool, what: str) -> None:
+    """``trust_remote_code``, accepted from transformers code by every loader alike: True
+    draws one warning saying that nothing runs; anything but a bool is a TypeError.
+
+    transformers: none (its loaders import a checkpoint's ``auto_map`` modules when it is True)
+    """
+    if not isinstance(trust_remote_code, bool):
+        raise TypeError(f"trust_remote_code must be True or False, got {trust_remote_code!r}")
+    if trust_remote_code:
+        logger.warning("trust_remote_code=True has no effect: mini_hf_bert never runs code from a checkpoint; "
+                       "%s is built from this library's own classes", what)
 
 
 def read_json(path: str | os.PathLike, error: type[Exception], what: str,
@@ -320,8 +390,10 @@ def replace_directory(new: str, dst: str, overwrite: bool = True) -> None:
             os.rename(new, dst)  # over an empty directory at most
         except OSError as e:
             if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
-                raise FileExistsError(errno.EEXIST, "appeared while this was being written; it was left as it is",
-                                      dst) from None
+                found = ("is a symlink, which is never written through; it was left as it is (replace it with "
+                         "overwrite)" if os.path.islink(dst) else
+                         "appeared while this was being written; it was left as it is")
+                raise FileExistsError(errno.EEXIST, found, dst) from None
             raise
         fsync_directory(os.path.dirname(os.path.abspath(dst)))
         return
@@ -344,12 +416,26 @@ def replace_directory(new: str, dst: str, overwrite: bool = True) -> None:
 
 
 @contextlib.contextmanager
+def naming_final_paths(staging: str, final: str) -> Iterator[None]:
+    """A ``DiskFullError`` for a file written into the hidden ``staging`` directory names
+    the file where it was going, under ``final``: the path a user knows."""
+    try:
+        yield
+    except DiskFullError as error:
+        name, root = os.path.abspath(str(error.filename)), os.path.abspath(staging)
+        if os.path.commonpath([name, root]) == root:
+            error.filename = os.path.join(final, os.path.relpath(name, root))
+        raise
+
+
+@contextlib.contextmanager
 def staged_directory(dst: str, prefix: str, overwrite: bool = True) -> Iterator[str]:
     """A fresh directory beside ``dst`` to write into; on a clean exit its files are
     fsynced and it replaces ``dst`` whole (``replace_directory``); on an error it is removed."""
     staging = make_sibling_directory(dst, prefix)
     try:
-        yield staging
+        with naming_final_paths(staging, dst):
+            yield staging
         _fsync_tree(staging)
         replace_directory(staging, dst, overwrite)
     except BaseException:

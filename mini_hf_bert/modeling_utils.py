@@ -32,6 +32,7 @@ from .checkpoints.hub import upload_folder
 from .checkpoints.loading import (
     checkpoint_argument,
     config_contradictions,
+    model_size_problem,
     init_empty_weights,
     load_fitted_state,
     name_list,
@@ -47,9 +48,12 @@ from .file_utils import (
     fsync_directory,
     make_directory_in,
     make_sibling_directory,
+    naming_final_paths,
+    no_remote_code,
 )
 from .integrations.model_forwards import ALL_MODEL_FORWARDS, ModelForwardInterface  # noqa: F401  (offered from here)
 from .integrations.sdpa_attention import sdpa_attention_forward
+from .limits import Limits
 from .masking_utils import get_extended_attention_mask
 from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call, positional_call_error
 
@@ -509,7 +513,8 @@ class PreTrainedModel(nn.Module):
         if not os.path.isdir(save_directory):  # a new directory: built beside its name, renamed into place whole
             staging = make_sibling_directory(save_directory, SAVING_PREFIX)
             try:
-                names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
+                with naming_final_paths(staging, save_directory):
+                    names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
                 fsync_directory(staging)
                 try:
                     os.rename(staging, save_directory)
@@ -527,7 +532,8 @@ class PreTrainedModel(nn.Module):
             with directory_lock(save_directory, exclusive=True):
                 staging = make_directory_in(save_directory, SAVING_PREFIX)
                 try:
-                    names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
+                    with naming_final_paths(staging, save_directory):
+                        names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
                     move_files_in(staging, save_directory, names, safe_serialization, variant)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
@@ -570,6 +576,7 @@ class PreTrainedModel(nn.Module):
         trust_remote_code: bool = False,
         subfolder: str = "",
         variant: str | None = None,
+        limits: Limits | None = None,
         **kwargs: Any,
     ):
         """Build the model from a HuggingFace-format directory and load its weights.
@@ -619,6 +626,9 @@ class PreTrainedModel(nn.Module):
                 transformers does when it is True.
             trust_remote_code: accepted for transformers code; no code is ever loaded from
                 a checkpoint here, so True only draws a warning saying so.
+            limits: the bounds on what a config may ask to build and a zip may unpack to
+                (``mini_hf_bert.Limits``; None: the defaults). A config past them is refused
+                before anything is built, whatever ``strict`` and ``ignore_mismatched_sizes`` are.
             **kwargs: arguments of the class's ``__init__`` (``add_pooling_layer=False``)
                 or config fields to override (``hidden_dropout_prob=0.0``). Anything
                 else is a TypeError, so a typo never passes silently.
@@ -646,10 +656,9 @@ class PreTrainedModel(nn.Module):
         check_variant(variant)
         if not isinstance(subfolder, str) or os.path.isabs(subfolder) or ".." in subfolder.replace("\\", "/").split("/"):
             raise ValueError(f"subfolder={subfolder!r}: expected a folder name inside the checkpoint directory")
-        if trust_remote_code:
-            logger.warning("trust_remote_code=True has no effect: mini_hf_bert never runs code from a checkpoint; "
-                           "%s is built from this library's own classes", cls.__name__)
+        no_remote_code(trust_remote_code, cls.__name__)
         del low_cpu_mem_usage  # always true here (the docstring says why)
+        limits = Limits.given(limits)
         if torch.get_default_device().type == "meta":
             raise MetaDeviceLoadError(
                 "You are using `from_pretrained` with a meta device context manager or "
@@ -666,7 +675,7 @@ class PreTrainedModel(nn.Module):
                 CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict"),
                 dataclasses.replace(config, **config_overrides), strict=strict,
                 dtype=target_dtype if target_dtype not in (None, "auto") else torch.float32,
-                ignore_mismatched_sizes=ignore_mismatched_sizes, **init_kwargs,
+                ignore_mismatched_sizes=ignore_mismatched_sizes, limits=limits, config_source="config=", **init_kwargs,
             )
             if device is not None:
                 model.to(device)
@@ -676,8 +685,9 @@ class PreTrainedModel(nn.Module):
         # A directory is read under its shared lock: a save running there finishes first.
         with directory_lock(os.path.join(source, subfolder) if subfolder else source, exclusive=False):
             resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only,
-                                          use_safetensors, variant, subfolder)
+                                          use_safetensors, variant, subfolder, limits)
             try:
+                config_source = "config=" if config is not None else resolved.config_path
                 if config is None:
                     if resolved.config_path is None:
                         raise CheckpointError(
@@ -701,7 +711,8 @@ class PreTrainedModel(nn.Module):
 
                 model, info = cls.from_checkpoint_tensors(
                     loaded, config, strict=strict, dtype=target_dtype or torch.float32,
-                    ignore_mismatched_sizes=ignore_mismatched_sizes, **init_kwargs
+                    ignore_mismatched_sizes=ignore_mismatched_sizes, limits=limits, config_source=config_source,
+                    **init_kwargs
                 )
             finally:
                 resolved.cleanup()
@@ -714,7 +725,8 @@ class PreTrainedModel(nn.Module):
     @classmethod
     def from_checkpoint_tensors(
         cls, loaded, config, strict: bool = True, dtype: torch.dtype = torch.float32,
-        ignore_mismatched_sizes: bool = False, **init_kwargs: Any
+        ignore_mismatched_sizes: bool = False, limits: Limits | None = None, config_source: str = "config",
+        **init_kwargs: Any
     ):
         """Build ``cls(config)`` and fill it from already-read checkpoint tensors
         (``checkpoints.resolve.CheckpointTensors``); return ``(model, loading info)``.
@@ -724,11 +736,18 @@ class PreTrainedModel(nn.Module):
         no random init) and the checkpoint's tensors become its parameters: memory-mapped
         ones stay memory-mapped (copy-on-write, so the file is never written), and only
         floating tensors not already in ``dtype`` are converted.
+
+        A config past ``limits`` (``limits.Limits``) is refused before anything is built,
+        naming ``config_source`` (its file) and the field, whatever ``strict`` and
+        ``ignore_mismatched_sizes`` are.
         """
-        if strict and not ignore_mismatched_sizes:
+        if strict and not ignore_mismatched_sizes:  # the checkpoint's own word first, where it has one
             contradictions = config_contradictions(config, {k: tuple(t.shape) for k, t in loaded.tensors.items()})
             if contradictions:  # before building: a config's sizes can cost minutes or gigabytes to build
                 raise CheckpointError(f"{loaded.path}: cannot load into {cls.__name__}: " + "; ".join(contradictions))
+        too_large = model_size_problem(config, dtype, Limits.given(limits))
+        if too_large:
+            raise CheckpointError(f"{config_source}: {too_large}")
         with init_empty_weights():
             model = cls(config, **init_kwargs)
         try:

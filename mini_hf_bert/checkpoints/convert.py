@@ -39,6 +39,7 @@ from .weight_map import is_tf_training_state, tf_to_hf_name
 from .. import modeling_bert
 from ..configuration_bert import BertConfig
 from ..file_utils import staged_directory
+from ..limits import Limits
 from ..tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ def convert(
     overwrite: bool = False,
     progress: bool = True,
     do_lower_case: bool | None = None,
+    limits: Limits | None = None,
 ) -> ConversionReport:
     """Convert ``src`` into an HF directory ``dst`` (see the module docstring).
 
@@ -91,16 +93,21 @@ def convert(
         do_lower_case: the casing to record for the tokenizer. None: keep the source's
             ``tokenizer_config.json``, or, without one, infer it from Google's release
             name or from the vocabulary (``tokenization_bert.infer_do_lower_case``).
+        limits: the bounds on the model the config describes and on a zip
+            (``mini_hf_bert.Limits``; None: the defaults).
     """
 
 
     dst = os.fspath(dst)
-    resolved = resolve_checkpoint(src)
+    resolved = resolve_checkpoint(src, limits=limits)
     try:
         config_path = config_file or resolved.config_path
         if config_path is None:
             raise CheckpointError(f"{src}: no config.json or bert_config.json beside this checkpoint; pass the config file")
         check_destination(dst, [os.fspath(src), config_path, *_checkpoint_files(resolved)])
+        if os.path.islink(dst) and not overwrite:
+            raise FileExistsError(f"{dst}: is a symlink (to {os.readlink(dst)}), which is never written through; "
+                                  f"pass overwrite=True (--overwrite) to replace the link itself")
         if os.path.lexists(dst) and not overwrite and (not os.path.isdir(dst) or os.listdir(dst)):
             raise FileExistsError(f"{dst}: exists and is not empty; pass overwrite=True (--overwrite) to replace it")
         # Built beside DST and renamed into place whole; made before the reading, so a bad DST fails fast.
@@ -114,7 +121,8 @@ def convert(
             config = dataclasses.replace(config, architectures=[architecture])
             vocab_dir = os.path.dirname(resolved.config_path or config_path)
             # Every tensor is checked against the config (strict), as from_pretrained does.
-            model, _ = getattr(modeling_bert, architecture).from_checkpoint_tensors(loaded, config, strict=True)
+            model, _ = getattr(modeling_bert, architecture).from_checkpoint_tensors(
+                loaded, config, strict=True, limits=limits, config_source=config_path)
             model.save_pretrained(staging)
             recorded_casing = _write_tokenizer_files(vocab_dir, staging, do_lower_case, config.max_position_embeddings)
     finally:

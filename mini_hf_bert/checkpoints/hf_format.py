@@ -17,7 +17,6 @@ import os
 import pickle
 import pickletools
 import re
-import stat
 import warnings
 import zipfile
 import zlib
@@ -26,7 +25,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file as _safetensors_load_file
 
-from ..file_utils import read_json
+from ..file_utils import not_a_regular_file, read_json
+from ..limits import PICKLE_SCAN_BYTES
 from .errors import CheckpointError, CheckpointNotFoundError
 
 logger = logging.getLogger(__name__)
@@ -114,17 +114,9 @@ def read_state_dict(path: str) -> dict[str, torch.Tensor]:
 def check_regular_file(path: str) -> None:
     """Refuse, naming ``path``, anything but a regular file: a missing one, and a named
     pipe, device or directory, which a reader would block on forever or misread."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: no such file") from None
-    except OSError as e:
-        raise CheckpointError(f"{path}: cannot read it ({e.strerror})") from None
-    if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \
-            "a socket" if stat.S_ISSOCK(mode) else "a device"
-        raise CheckpointError(f"{path}: is {kind}, not a regular file; a weights file must be a file "
-                              f"(refused without reading it: it could block forever)")
+    problem = not_a_regular_file(path)
+    if problem:
+        raise CheckpointError(f"{path}: {problem}")
 
 
 def read_safetensors(path: str) -> dict[str, torch.Tensor]:
@@ -245,7 +237,7 @@ _STRING_OPCODES = ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "
 
 
 #: The legacy (non-zip) format keeps its pickles at the start; the rest is raw tensor data.
-MAX_PICKLE_SCAN_BYTES = 16 * 1024**2
+MAX_PICKLE_SCAN_BYTES = PICKLE_SCAN_BYTES
 
 
 def _unpickler_reason(error: Exception) -> str:

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from ..limits import Limits, size_text
 from .errors import CheckpointError, CheckpointShapeError
 
 logger = logging.getLogger(__name__)
@@ -139,6 +140,40 @@ def checkpoint_argument(value: Any) -> str:
 
 #: A checkpoint key of the encoder's layer i (with or without the heads' "bert." prefix).
 _LAYER_KEY = re.compile(r"^(?:bert\.)?encoder\.layer\.(\d+)\.")
+
+
+def model_size_problem(config: Any, dtype: torch.dtype, limits: Limits) -> str | None:
+    """Why the model ``config`` describes is past ``limits``, or None; found before it is built.
+
+    The estimate counts the encoder's parameters, with the largest of its three parts
+    named by its fields: the word and position tables, and the layers. Task heads add at
+    most a vocabulary's worth more, so a config refused here is refused for every class.
+    Position and token-type ids are int64 buffers of max_position_embeddings, real even on
+    the meta device (``_EmptyParameters``), so they count at 8 bytes each.
+
+    transformers: none (it builds the model, however large the config asks)
+    """
+    if config.num_hidden_layers > limits.hidden_layers:
+        return (f"num_hidden_layers={config.num_hidden_layers}: more layers than Limits.hidden_layers="
+                f"{limits.hidden_layers} (every layer is built object by object; the deepest BERTs have 48); "
+                f"if it is meant, pass limits=Limits(hidden_layers={config.num_hidden_layers})")
+    width, element = config.hidden_size, torch.empty((), dtype=dtype).element_size()
+    layer = 4 * width * width + 2 * width * config.intermediate_size  # Q, K, V, attention out; the FFN's two
+    parts = {
+        f"vocab_size={config.vocab_size} x hidden_size={width} (the word embeddings)":
+            config.vocab_size * width * element,
+        f"max_position_embeddings={config.max_position_embeddings} x hidden_size={width} (the position table and ids)":
+            config.max_position_embeddings * (width * element + 2 * 8),
+        f"num_hidden_layers={config.num_hidden_layers} layers of hidden_size={width}, "
+        f"intermediate_size={config.intermediate_size}": config.num_hidden_layers * layer * element,
+    }
+    total = sum(parts.values())
+    if total <= limits.model_bytes:
+        return None
+    largest = max(parts, key=parts.get)
+    return (f"the model would hold at least {size_text(total)} of parameters, more than Limits.model_bytes="
+            f"{size_text(limits.model_bytes)}; most of it is {largest}: {size_text(parts[largest])}; "
+            f"if it is meant, pass limits=Limits(model_bytes={total})")
 
 
 def config_contradictions(config: Any, shapes: dict[str, tuple[int, ...]]) -> list[str]:

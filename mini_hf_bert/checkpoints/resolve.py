@@ -28,6 +28,7 @@ import torch
 
 from .errors import CheckpointError, CheckpointNotFoundError
 from ..file_utils import read_json
+from ..limits import Limits, size_text
 from .hf_format import (
     CONFIG_NAME,
     WEIGHTS_FILE_NAMES,
@@ -45,12 +46,6 @@ logger = logging.getLogger(__name__)
 
 GOOGLE_CONFIG_NAME = "bert_config.json"
 GOOGLE_CHECKPOINT_PREFIX = "bert_model.ckpt"
-#: bert-large's zip unpacks to ~1.3 GB; a larger total is refused (zip bombs).
-MAX_ZIP_BYTES = 16 * 1024**3
-#: The most a checkpoint zip's members may expand, in total, over their compressed size.
-#: Float weights barely deflate (Google's bert-base zip: 1.09x), vocabularies ~3-4x; a run
-#: of zeros, a bomb's usual payload, deflates ~1000x.
-MAX_ZIP_RATIO = 20
 
 
 @dataclass
@@ -89,13 +84,14 @@ def resolve_checkpoint(
     use_safetensors: bool | None = None,
     variant: str | None = None,
     subfolder: str = "",
+    limits: Limits | None = None,
 ) -> ResolvedCheckpoint:
     """Find the config and weights of ``path``: a local form first, then a hub id.
 
     ``revision``, ``cache_dir`` and ``local_files_only`` apply to hub ids only, with
     transformers' meanings; ``use_safetensors`` and ``variant`` to HuggingFace directories
     (``hf_format.find_weights_file``); ``subfolder`` names the folder of a directory that
-    holds the checkpoint (transformers' argument).
+    holds the checkpoint (transformers' argument); ``limits`` bounds what a zip may unpack to.
     """
     if not isinstance(path, (str, os.PathLike)) or not isinstance(source := os.fspath(path), str):
         raise TypeError(f"pretrained_model_name_or_path must be a str or os.PathLike, got {type(path).__name__}")
@@ -117,7 +113,7 @@ def resolve_checkpoint(
     if source.endswith(".index") and os.path.isfile(source):
         return _resolve_prefix(source[: -len(".index")], source)
     if os.path.isfile(source) and is_zip(source):
-        return _resolve_zip(source)
+        return _resolve_zip(source, Limits.given(limits))
     if os.path.isfile(source):
         raise CheckpointError(
             f"{source}: is a file that is neither a checkpoint directory, a TensorFlow checkpoint "
@@ -241,15 +237,16 @@ def _resolve_prefix(prefix: str, source: str) -> ResolvedCheckpoint:
     return ResolvedCheckpoint(source, "tf", _find_config(os.path.dirname(prefix) or "."), tf_prefix=prefix)
 
 
-def _resolve_zip(path: str) -> ResolvedCheckpoint:
+def _resolve_zip(path: str, limits: Limits) -> ResolvedCheckpoint:
     """Extract a released zip (after checking every member) and resolve what it holds."""
     try:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
             total = sum(m.file_size for m in members)
-            if total > MAX_ZIP_BYTES:
-                raise CheckpointError(f"{path}: unpacks to {total} bytes, more than any BERT release; refusing")
-            _check_zip_members(path, members, total)
+            if total > limits.archive_bytes:
+                raise CheckpointError(f"{path}: unpacks to {size_text(total)}, more than any BERT release "
+                                      f"(Limits.archive_bytes={size_text(limits.archive_bytes)}); refusing")
+            _check_zip_members(path, members, total, limits.archive_ratio)
             for member in members:
                 name = member.filename
                 if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") or ":" in name:
@@ -283,20 +280,20 @@ def _resolve_zip(path: str) -> ResolvedCheckpoint:
     return resolved
 
 
-def _check_zip_members(path: str, members: list[zipfile.ZipInfo], total: int) -> None:
+def _check_zip_members(path: str, members: list[zipfile.ZipInfo], total: int, most_ratio: int) -> None:
     """Refuse a zip whose members overlap (entries sharing compressed bytes: a bomb that
-    zipfile itself does not notice) or that expands past ``MAX_ZIP_RATIO``, before any
-    byte is extracted."""
+    zipfile itself does not notice) or that expands past ``most_ratio`` (``Limits.archive_ratio``),
+    before any byte is extracted."""
     by_offset = sorted(members, key=lambda m: m.header_offset)
     for member, following in zip(by_offset, by_offset[1:]):
         if following.header_offset < member.header_offset + member.compress_size:
             raise CheckpointError(f"{path}: members {member.filename!r} and {following.filename!r} overlap (they share "
                                   f"compressed bytes, as zip bombs do); refusing to extract it")
     packed = sum(m.compress_size for m in members)
-    if total > MAX_ZIP_RATIO * max(packed, 1):
+    if total > most_ratio * max(packed, 1):
         raise CheckpointError(f"{path}: its {packed} compressed bytes unpack to {total}, {total // max(packed, 1)}x; "
-                              f"no checkpoint compresses past {MAX_ZIP_RATIO}x (weights barely compress), so it is "
-                              f"refused as a zip bomb")
+                              f"no checkpoint compresses past {most_ratio}x (weights barely compress), so it is "
+                              f"refused as a zip bomb (Limits.archive_ratio raises the bound)")
 
 
 def load_checkpoint_tensors(resolved: ResolvedCheckpoint, progress: bool = False) -> CheckpointTensors:

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..limits import TF_INDEX_BYTES
 from . import crc32c
 from .errors import CheckpointError
 
@@ -46,7 +47,7 @@ TABLE_MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48
 BLOCK_TRAILER_SIZE = 5
 #: The .index of bert-large is ~60 KB; anything past this is not an index we should parse.
-MAX_INDEX_BYTES = 256 * 1024 * 1024
+MAX_INDEX_BYTES = TF_INDEX_BYTES
 #: torch computes a tensor's extent (the product of its dimensions, a zero one counted as
 #: 1) in 64-bit signed arithmetic: a shape past this cannot be built even with no elements.
 _MAX_TENSOR_BYTES = 2**63

@@ -23,12 +23,13 @@ import re
 from dataclasses import dataclass
 
 from ..file_utils import read_file
+from ..limits import LABELLED_FILE_BYTES
 
 #: Extensions -> format. A file whose name ends otherwise names its format with ``--format``.
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".conll": "conll", ".bio": "conll", ".iob": "conll", ".txt": "conll"}
 CLASSIFICATION_HEADERS = (("text", "label"), ("text", "text_pair", "label"))
 #: A label file larger than this is not a learner's data set (and would be read whole).
-MAX_FILE_BYTES = 1 << 30
+MAX_FILE_BYTES = LABELLED_FILE_BYTES
 #: A tag is O, or B-/I- and the entity type.
 BIO_LABEL = re.compile(r"O|[BI]-\S+")
 DOCSTART = "-DOCSTART-"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import tempfile
 import threading
@@ -136,3 +137,86 @@ def test_a_named_pipe_named_by_transformers_weights_is_refused_naming_it(tmp_pat
     raised = _within(REFUSAL_SECONDS, lambda: mini_hf_bert.BertModel.from_pretrained(tmp_path))
     assert isinstance(raised, CheckpointError), raised
     assert f"{tmp_path / 'pipe.safetensors'}: is a named pipe, not a regular file" in str(raised)
+
+
+# ------------------------------------------------------------------ the size of a config
+
+#: Each field at a size no BERT has, beside the weights of a 2-layer model: what the
+#: model would cost is found from the config and refused before anything is built.
+IMPOSSIBLE_CONFIGS = {
+    "num_hidden_layers": (10**6, r"num_hidden_layers=1000000: more layers than Limits.hidden_layers=1024 .*"
+                                 r"pass limits=Limits\(hidden_layers=1000000\)"),
+    "max_position_embeddings": (10**9, r"the model would hold at least [\d.]+ GiB of parameters, more than "
+                                       r"Limits.model_bytes=16.0 GiB; most of it is max_position_embeddings=1000000000"),
+    "intermediate_size": (10**9, r"more than Limits.model_bytes=16.0 GiB; most of it is num_hidden_layers=2 layers "
+                                 r"of hidden_size=\d+, intermediate_size=1000000000"),
+    "vocab_size": (10**9, r"more than Limits.model_bytes=16.0 GiB; most of it is vocab_size=1000000000"),
+}
+
+
+def _with_config(directory, **changes) -> str:
+    mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**small_config_kwargs("tiny"))).save_pretrained(directory)
+    path = os.path.join(directory, "config.json")
+    with open(path) as f:
+        values = json.load(f)
+    with open(path, "w") as f:
+        json.dump(values | changes, f)
+    return path
+
+
+@pytest.mark.parametrize("field", sorted(IMPOSSIBLE_CONFIGS))
+@pytest.mark.parametrize("relaxed", [{"strict": False}, {"ignore_mismatched_sizes": True},
+                                     {"strict": False, "ignore_mismatched_sizes": True}], ids=str)
+def test_an_impossible_config_is_refused_before_building_whatever_strict_is(tmp_path, field, relaxed):
+    """With strict on, the checkpoint's shapes refuse such a config first (the layers it
+    lacks, its position table; tests/bad_inputs/bad_inputs.py); relaxed, the bound does."""
+    value, message = IMPOSSIBLE_CONFIGS[field]
+    config_path = _with_config(tmp_path, **{field: value})
+    files = sorted(os.listdir(tmp_path))
+    raised = _within(REFUSAL_SECONDS, lambda: mini_hf_bert.BertModel.from_pretrained(tmp_path, **relaxed))
+    assert isinstance(raised, CheckpointError), raised
+    assert str(raised).startswith(f"{config_path}: ")
+    assert re.search(message, str(raised)), raised
+    assert sorted(os.listdir(tmp_path)) == files
+
+
+def test_a_bound_is_raised_by_its_named_argument_only(tmp_path):
+    """Limits(...) moves the bound both ways; nothing else does."""
+    _with_config(tmp_path)
+    loaded = mini_hf_bert.BertModel.from_pretrained(tmp_path)
+    parameter_bytes = sum(p.numel() * p.element_size() for p in loaded.parameters())
+    with pytest.raises(CheckpointError, match=r"more layers than Limits.hidden_layers=1 .*Limits\(hidden_layers=2\)"):
+        mini_hf_bert.BertModel.from_pretrained(tmp_path, limits=mini_hf_bert.Limits(hidden_layers=1))
+    # The estimate counts the embeddings and the layers, which are most of a model: below
+    # what the built model holds, and within its pooler and LayerNorms of it.
+    small = mini_hf_bert.Limits(model_bytes=parameter_bytes // 2)
+    with pytest.raises(CheckpointError, match=r"more than Limits.model_bytes="):
+        mini_hf_bert.BertModel.from_pretrained(tmp_path, limits=small, strict=False, ignore_mismatched_sizes=True)
+    assert mini_hf_bert.BertModel.from_pretrained(tmp_path, limits=mini_hf_bert.Limits(model_bytes=parameter_bytes))
+
+
+def test_convert_and_state_dict_loading_keep_the_bound(tmp_path):
+    from mini_hf_bert.checkpoints.convert import convert
+    config_path = _with_config(tmp_path / "model", intermediate_size=10**9)
+    with pytest.raises(CheckpointError, match=rf"^{config_path}: the model would hold at least .*intermediate_size=1000000000"):
+        convert(str(tmp_path / "model"), str(tmp_path / "out"), progress=False)
+    assert not (tmp_path / "out").exists()
+    config = mini_hf_bert.BertConfig(**small_config_kwargs("tiny") | {"vocab_size": 10**9})
+    with pytest.raises(CheckpointError, match=r"^config=: the model would hold at least .*vocab_size=1000000000"):
+        mini_hf_bert.BertModel.from_pretrained(None, config=config, state_dict={}, strict=False)
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    ({"model_bytes": 0}, ValueError, r"Limits.model_bytes must be a positive int, got 0"),
+    ({"hidden_layers": 2.5}, ValueError, r"Limits.hidden_layers must be a positive int, got 2.5"),
+    ({"text_chars": True}, ValueError, r"Limits.text_chars must be a positive int, got True"),
+])
+def test_a_bad_bound_is_refused_by_name(bad, error, message):
+    with pytest.raises(error, match=message):
+        mini_hf_bert.Limits(**bad)
+
+
+def test_limits_must_be_a_limits(tmp_path):
+    _with_config(tmp_path)
+    with pytest.raises(TypeError, match=r"limits must be a mini_hf_bert.Limits, got dict"):
+        mini_hf_bert.BertModel.from_pretrained(tmp_path, limits={"model_bytes": 1})
