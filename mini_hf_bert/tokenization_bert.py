@@ -32,6 +32,7 @@ docs/tokenizer.md lists these with examples; tests/core/test_tokenizer.py checks
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 import os
 import re
@@ -40,7 +41,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import unicode_tables
-from .file_utils import MAX_METADATA_BYTES, directory_lock, read_file, write_json, write_text
+from .file_utils import MAX_METADATA_BYTES, directory_lock, not_a_regular_file, read_file, write_json, write_text
+from .limits import Limits
 from .tokenization_utils_base import (  # noqa: F401  (AddedToken, BatchEncoding, the errors: importable from here too)
     _OPTIONAL_SPECIAL_TOKEN_KEYS,
     _SPECIAL_TOKEN_KEYS,
@@ -62,6 +64,7 @@ from .tokenization_utils_base import (  # noqa: F401  (AddedToken, BatchEncoding
     _read_json,
     _token_id_list,
     clean_up_tokenization,
+    stretches,
 )
 
 logger = logging.getLogger(__name__)
@@ -90,6 +93,11 @@ _CJK_RANGES = (  # the "CJK Unified Ideographs" blocks and their extensions, as 
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )
+# Where a truncated text may be cut between words (BertTokenizer._word_start checks each
+# candidate against the tokenizer's own character classes).
+_ASCII_SPACE = re.compile(r"[ \t\n\r]")
+_SPACE_OR_IDEOGRAPH = re.compile(
+    "[ \t\n\r" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _CJK_RANGES + unicode_tables.CJK_EXTRA) + "]")
 
 
 def _in_ranges(cp: int, ranges: Sequence[tuple[int, int]]) -> bool:
@@ -440,6 +448,8 @@ class BertTokenizer(PreTrainedTokenizerBase):
         bos_token / eos_token: unset for BERT; set, they are special tokens (added where new).
         add_bos_token / add_eos_token: accepted and kept, and change nothing, as in
             transformers 5.x for BERT (its template has no BOS or EOS slot).
+        limits: the longest text read whole (``mini_hf_bert.Limits``, ``text_chars``);
+            a truncated text is read only as far as the tokens it keeps.
 
     A special token the vocabulary lacks (Google's and transformers' tokenizers accept a
     vocabulary without ``[PAD]`` or ``[MASK]``) is added after it, as transformers does.
@@ -470,6 +480,7 @@ class BertTokenizer(PreTrainedTokenizerBase):
         eos_token: str | AddedToken | None = None,
         add_bos_token: bool = False,
         add_eos_token: bool = False,
+        limits: Limits | None = None,
     ) -> None:
         if (vocab_file is None) == (vocab is None):
             raise TypeError("BertTokenizer needs exactly one of vocab_file (a vocab.txt path) or vocab (a dict)")
@@ -491,7 +502,7 @@ class BertTokenizer(PreTrainedTokenizerBase):
             model_max_length=model_max_length, clean_up_tokenization_spaces=clean_up_tokenization_spaces,
             padding_side=padding_side, truncation_side=truncation_side, extra_special_tokens=extra_special_tokens,
             additional_special_tokens=additional_special_tokens, bos_token=bos_token, eos_token=eos_token,
-            add_bos_token=add_bos_token, add_eos_token=add_eos_token,
+            add_bos_token=add_bos_token, add_eos_token=add_eos_token, limits=limits,
         )
 
     def require_special_tokens_in_vocabulary(self) -> None:
@@ -555,24 +566,47 @@ class BertTokenizer(PreTrainedTokenizerBase):
             raise IndexError(f"token id {index} is outside the vocabulary (0..{len(self) - 1})")
         return token
 
-    def _tokens_with_offsets(self, text: str) -> list[tuple[str, int, int, int]]:
+    def _tokens_with_offsets(self, text: str, most: int | None = None) -> list[tuple[str, int, int, int]]:
         """``text`` -> [(wordpiece, start, end, word)]: spans in characters of ``text``, and
-        the index of the pre-tokenizer word each piece came from (``word_ids``)."""
+        the index of the pre-tokenizer word each piece came from (``word_ids``).
+
+        ``most``: only the first ``most`` pieces are wanted (truncation keeps no more), so
+        the text is read in stretches that end between words, and reading stops once they
+        are found: a book cut to 512 tokens costs what its first pages cost."""
         out: list[tuple[str, int, int, int]] = []
         position = words = 0
-        segments = [(m.start(), m.end()) for m in self._special_pattern.finditer(text)]
-        for start, end in segments + [(len(text), len(text))]:
-            if position < start:
-                tokens, count = self._added_and_ordinary_tokens(text[position:start], position, words)
+        # A normalized added token spelled with a space could straddle two stretches.
+        in_stretches = most is not None and not any(" " in key for key in self._normalized_added)
+        segments = itertools.chain(((m.start(), m.end()) for m in self._special_pattern.finditer(text)),
+                                   [(len(text), len(text))])
+        for start, end in segments:
+            if most is not None and len(out) >= most:
+                break
+            pieces = stretches(text, position, start, self._word_start) if in_stretches else [(position, start)]
+            for a, b in pieces:
+                tokens, count = self._added_and_ordinary_tokens(text[a:b], a, words)
                 out.extend(tokens)
                 words += count
+                if most is not None and len(out) >= most:
+                    return out[:most]
             if start < end:
                 matched = text[start:end]  # with lstrip / rstrip, the whitespace it took too
                 content = matched if matched in self._raw_tokens else matched.strip()
                 out.append((content, start, end, words))  # a special token is a word of its own
                 words += 1
             position = end
-        return out
+        return out if most is None else out[:most]
+
+    def _word_start(self, text: str, position: int, end: int) -> int:
+        """The first index at or after ``position`` (before ``end``) where a word must
+        start whatever comes before: whitespace, or a CJK ideograph when they are split off;
+        ``end`` if there is none."""
+        ideographs = self.do_basic_tokenize and self.basic_tokenizer.tokenize_chinese_chars
+        for match in (_SPACE_OR_IDEOGRAPH if ideographs else _ASCII_SPACE).finditer(text, position, end):
+            char = match.group()
+            if char in " \t\n\r" or self.basic_tokenizer._char(char)[0] == _CJK:
+                return match.start()
+        return end
 
     def _added_and_ordinary_tokens(self, text: str, offset: int, first_word: int) -> tuple[list[tuple[str, int, int, int]], int]:
         """Normalized added tokens, found in the normalized text, then the rest as usual."""
@@ -604,15 +638,21 @@ class BertTokenizer(PreTrainedTokenizerBase):
                 out.append((piece, origins[start], origins[end - 1] + 1, first_word + index))
         return out, len(words)
 
-    def _word_tokens(self, words: list[str]) -> list[tuple[str, int, int, int]]:
+    def _word_tokens(self, words: list[str], most: int | None = None) -> list[tuple[str, int, int, int]]:
         """Pre-split words -> [(wordpiece, start, end, word)]: each word tokenized alone,
-        offsets within it, and its position in ``words`` as the word id."""
-        return [(piece, start, end, index) for index, word in enumerate(words)
-                for piece, start, end, _ in self._tokens_with_offsets(word)]
+        offsets within it, and its position in ``words`` as the word id; with ``most``, the
+        first ``most`` pieces only, reading no further words than they need."""
+        out: list[tuple[str, int, int, int]] = []
+        for index, word in enumerate(words):
+            if most is not None and len(out) >= most:
+                return out[:most]
+            out += [(piece, start, end, index) for piece, start, end, _ in self._tokens_with_offsets(word, most)]
+        return out if most is None else out[:most]
 
     def tokenize(self, text: str) -> list[str]:
         """``text`` -> wordpieces: ``"unaffable"`` -> ``["un", "##aff", "##able"]``."""
-        pieces = [token for token, _, _, _ in self._tokens_with_offsets(self._check_text(text, "text"))]
+        self._check_length(self._check_text(text, "text"), "text")
+        pieces = [token for token, _, _, _ in self._tokens_with_offsets(text)]
         if not self._added:
             return pieces
         return [self._id_to_token(self._added[p][0]) if p in self._added else p for p in pieces]
@@ -669,6 +709,11 @@ class BertTokenizer(PreTrainedTokenizerBase):
     @classmethod
     def _from_directory(cls, directory: str, overrides: dict[str, Any]) -> BertTokenizer:
         kwargs: dict[str, Any] = {}
+        for name in (TOKENIZER_CONFIG_FILE, VOCAB_FILES_NAMES["vocab_file"], TOKENIZER_FILE):
+            path = os.path.join(directory, name)
+            problem = not_a_regular_file(path) if os.path.lexists(path) else None
+            if problem:  # passing over it would silently load another tokenizer (lower-cased, say)
+                raise TokenizerFileError(f"{path}: {problem}")
         config_path = os.path.join(directory, TOKENIZER_CONFIG_FILE)
         if os.path.isfile(config_path):
             config = _read_json(config_path)

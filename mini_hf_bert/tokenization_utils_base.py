@@ -17,10 +17,11 @@ import logging
 import operator
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .file_utils import directory_lock, read_json
+from .file_utils import directory_lock, no_remote_code, read_json
+from .limits import Limits
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,10 @@ TOKENIZER_FILE = "tokenizer.json"
 SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
 #: transformers' "no limit" for model_max_length when a tokenizer_config.json gives none.
 VERY_LARGE_INTEGER = int(1e30)
+#: When truncation needs only a text's first tokens, it is read in stretches: this many
+#: characters first (a few hundred tokens of English or Chinese), each next stretch twice
+#: the last, so a text costs at most about twice what its kept tokens need.
+FIRST_STRETCH_CHARS = 4096
 
 
 class TokenizerFileError(ValueError):
@@ -369,6 +374,19 @@ def _as_added_token(given: Any, special: bool, argument: str) -> AddedToken:
     return token
 
 
+def stretches(text: str, start: int, end: int, boundary: Callable[[str, int, int], int]) -> Iterator[tuple[int, int]]:
+    """``text[start:end]`` as consecutive (start, end) stretches, each ending where
+    ``boundary(text, position, end)`` says a word begins (at or after ``position``), the
+    first about ``FIRST_STRETCH_CHARS`` long and each next one twice the last. Tokenizing
+    the stretches one by one gives the tokens of the whole, so a reader that needs only the
+    first tokens can stop early."""
+    size = FIRST_STRETCH_CHARS
+    while start < end:
+        cut = boundary(text, start + size, end) if start + size < end else end
+        yield start, cut
+        start, size = cut, size * 2
+
+
 def _windows(tokens: list, keep: int, stride: int, overflow: bool, argument: str, left: bool = False) -> list[list]:
     """``tokens`` cut to ``keep``: the first window only, or with ``overflow`` every window
     of ``keep`` tokens, each starting ``stride`` tokens before the previous one ended (the
@@ -423,6 +441,7 @@ class PreTrainedTokenizerBase:
         eos_token: str | AddedToken | None,
         add_bos_token: bool,
         add_eos_token: bool,
+        limits: Limits | None = None,
     ) -> None:
         """The special tokens, padding and truncation, after the subclass has set ``self.vocab``
         (a special token the vocabulary lacks is added after it, as transformers does).
@@ -448,6 +467,9 @@ class PreTrainedTokenizerBase:
         }
         self.deprecation_warnings: dict[str, bool] = {}
         self.add_bos_token, self.add_eos_token = bool(add_bos_token), bool(add_eos_token)
+        # The longest text read whole (Limits.text_chars); truncated texts are read only as
+        # far as their kept tokens, whatever their length.
+        self.limits = Limits.given(limits)
 
         self.unk_token, self.sep_token, self.pad_token, self.cls_token, self.mask_token = (
             getattr(t, "content", t) for t in (unk_token, sep_token, pad_token, cls_token, mask_token))
@@ -804,9 +826,19 @@ class PreTrainedTokenizerBase:
                              f"(max_length={limit} less the special tokens); lower stride or raise max_length")
 
         tokens = self._word_tokens if is_split_into_words else self._tokens_with_offsets
+        # One text cut on the right, with no windows asked for, keeps at most `budget`
+        # tokens: read one more (enough to tell it was cut), and no further.
+        budget = limit - (self.num_special_tokens_to_add() if add_special_tokens else 0)
+        reads_to_the_end = (trunc_mode is None or return_overflowing_tokens or self.truncation_side == "left"
+                            or budget < 0)
         rows, sources = [], []
         for index, (t, p) in enumerate(zip(texts, pairs)):
-            windows = self._encode_windows(tokens(t), None if p is None else tokens(p), add_special_tokens,
+            most = None if reads_to_the_end or p is not None else budget + 1
+            if most is None or most > self.limits.text_chars:  # a bound that bounds nothing
+                self._check_length(t, f"text[{index}]" if batched else "text")
+                if p is not None:
+                    self._check_length(p, f"text_pair[{index}]" if batched else "text_pair")
+            windows = self._encode_windows(tokens(t, most), None if p is None else tokens(p), add_special_tokens,
                                            trunc_mode, limit, stride, return_overflowing_tokens)
             rows += windows
             sources += [index] * len(windows)
@@ -851,6 +883,16 @@ class PreTrainedTokenizerBase:
         encoding._token_sequences = [r["sequence_ids"] for r in rows]
         encoding._token_offsets = [r["offset_mapping"] for r in rows]
         return encoding
+
+    def _check_length(self, text: str | list[str], argument: str) -> None:
+        """Refuse a text longer than ``limits.text_chars`` that would be read whole."""
+        length = len(text) if isinstance(text, str) else sum(len(word) for word in text)
+        if length > self.limits.text_chars:
+            raise ValueError(
+                f"{argument}: {length} characters, more than the {self.limits.text_chars} read whole "
+                f"(Limits.text_chars); pass truncation=True with max_length to read only what is kept, split the "
+                f"text, or raise the bound with limits=Limits(text_chars=...) when the tokenizer is made"
+            )
 
     def _encode_windows(self, first: list, second: list | None, add_special: bool, truncation: str | None,
                         limit: int, stride: int, overflow: bool) -> list[dict]:
@@ -1067,13 +1109,16 @@ class PreTrainedTokenizerBase:
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *, revision: str = "main",
                         cache_dir: str | os.PathLike | None = None, local_files_only: bool = False,
-                        subfolder: str = "", **overrides: Any) -> PreTrainedTokenizerBase:
+                        subfolder: str = "", trust_remote_code: bool = False,
+                        **overrides: Any) -> PreTrainedTokenizerBase:
         """Load from a directory with ``vocab.txt`` (and ``tokenizer_config.json``) or
         ``tokenizer.json``; a Google checkpoint directory (``vocab.txt`` beside
         ``bert_config.json``); or a hub id (from the local HuggingFace cache, or downloaded
         where that is allowed). ``revision`` / ``cache_dir`` / ``local_files_only``: for hub
         ids, as transformers'; ``subfolder``: the tokenizer's folder in a local directory.
-        ``overrides`` are ``__init__`` arguments (``do_lower_case=False``)."""
+        ``overrides`` are ``__init__`` arguments (``do_lower_case=False``). ``trust_remote_code``:
+        accepted, as by every loader here; True draws a warning (no code is ever run)."""
+        no_remote_code(trust_remote_code, cls.__name__)
         for key in overrides:  # as transformers: BertTokenizer(add_special_tokens=True) is a mistake
             if callable(getattr(cls, key, None)):
                 raise ConflictingArgumentError(f"{key} conflicts with the method {key} in {cls.__name__}")

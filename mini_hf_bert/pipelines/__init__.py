@@ -44,6 +44,7 @@ from ..auto import (
 from ..checkpoints.bundled import resolve_named_checkpoint
 from ..checkpoints.errors import CheckpointError
 from ..checkpoints.loading import name_list
+from ..file_utils import no_remote_code
 from ..tokenization_bert import BertTokenizer
 from .base import Pipeline, PipelineException, PipelineInputError
 from .feature_extraction import FeatureExtractionPipeline
@@ -74,6 +75,7 @@ def pipeline(
     batch_size: int = 1,
     progress: bool | None = None,
     dtype: str | torch.dtype | None = None,
+    trust_remote_code: bool = False,
     **call_defaults: Any,
 ) -> Pipeline:
     """A ready pipeline for ``task``.
@@ -92,6 +94,8 @@ def pipeline(
             stderr is a terminal).
         dtype: the model's dtype: a checkpoint is loaded in it, a model object cast to it
             (a torch dtype or its name; "auto": the checkpoint's own).
+        trust_remote_code: accepted, as by every loader here; True draws one warning (no
+            code is ever run from a checkpoint).
         call_defaults: defaults for the pipeline's call (``aggregation_strategy="simple"``,
             ``top_k=3``); each must be one of the call's keyword arguments (or one of the
             pipeline's own settings, such as token classification's legacy
@@ -110,6 +114,7 @@ def pipeline(
     unknown = sorted(set(call_defaults) - set(allowed))
     if unknown:
         raise TypeError(f"pipeline({task!r}) got unexpected keyword arguments {unknown}; its calls take {allowed}")
+    no_remote_code(trust_remote_code, f"the {task!r} pipeline")
     if model is None:
         raise ValueError(f"pipeline({task!r}) needs model=: a checkpoint directory or a model "
                          "(there is no hub here to fetch a default from)")

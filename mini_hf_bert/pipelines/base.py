@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from ..checkpoints.loading import resolve_dtype
-from ..tokenization_bert import BertTokenizer
+from ..tokenization_bert import BatchEncoding, BertTokenizer
 
 #: The padding value of each key when features are batched (transformers' ``pad_collate_fn``):
 #: padding is no token (attention 0), segment 0, and never part of an answer (masks 1).
@@ -208,6 +208,18 @@ def _non_empty(text: Any, where: str) -> str:
     if not text.strip():
         raise PipelineInputError(f"{where} is empty ({text!r}); there is nothing to run the model on")
     return text
+
+
+def _encode_to_fit(pipe: Pipeline, text: str, pair: str | None, where: str) -> BatchEncoding:
+    """``text`` (and ``pair``) encoded as one (1, T) input, refused when longer than the
+    model's position table. The tokenizer reads one token past the table and no further,
+    so a book costs what its first page costs before it is refused."""
+    limit = pipe.model.config.max_position_embeddings
+    encoded = pipe.tokenizer(text, pair, truncation=True, max_length=limit + 1, return_tensors="pt")
+    if encoded["input_ids"].shape[-1] > limit:
+        raise ValueError(f"{where} is more than {limit} tokens long; the model takes at most {limit}: "
+                         f"shorten it, or pass truncation=True where the task has it")
+    return encoded
 
 
 def _check_fits(model: torch.nn.Module, input_ids: torch.Tensor, where: str) -> None:

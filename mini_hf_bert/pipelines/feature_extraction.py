@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..modeling_bert import BertModel
-from .base import Pipeline, _check_fits, is_stream
+from .base import Pipeline, _check_fits, _encode_to_fit, is_stream
 
 
 class FeatureExtractionPipeline(Pipeline):
@@ -33,8 +33,12 @@ class FeatureExtractionPipeline(Pipeline):
         texts, many = self._texts(inputs)
 
         def preprocess(text: str, index: int) -> list[dict]:
-            encoded = self.tokenizer(text, truncation=bool(options["truncation"]), return_tensors="pt")
-            _check_fits(self.model, encoded["input_ids"], f"inputs[{index}]" if many else "inputs")
+            where = f"inputs[{index}]" if many else "inputs"
+            if options["truncation"]:
+                encoded = self.tokenizer(text, truncation=True, return_tensors="pt")
+                _check_fits(self.model, encoded["input_ids"], where)
+            else:
+                encoded = _encode_to_fit(self, text, None, where)
             return [dict(encoded)]
 
         def postprocess(text: str, outputs: list[dict]) -> Any:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 import torch
 
 from ..modeling_bert import BertForMaskedLM
-from .base import Pipeline, PipelineException, PipelineInputError, _check_fits, is_stream
+from .base import Pipeline, PipelineException, PipelineInputError, _encode_to_fit, is_stream
+
+logger = logging.getLogger(__name__)
 
 
 class FillMaskPipeline(Pipeline):
@@ -42,13 +46,12 @@ class FillMaskPipeline(Pipeline):
         mask_id = self.tokenizer.mask_token_id
 
         def preprocess(text: str, index: int) -> list[dict]:
-            encoded = self.tokenizer(text, return_tensors="pt")
+            encoded = _encode_to_fit(self, text, None, f"inputs[{index}]" if many else "inputs")
             if not (encoded["input_ids"] == mask_id).any():
                 where = f"inputs[{index}]" if many else "inputs"
                 raise PipelineException(self.task, self.model.base_model_prefix,
                                         f"{where}: no {self.tokenizer.mask_token} in {text!r}; fill-mask predicts the "
                                         f"token at each {self.tokenizer.mask_token}")
-            _check_fits(self.model, encoded["input_ids"], f"inputs[{index}]" if many else "inputs")
             return [dict(encoded)]
 
         def postprocess(text: str, outputs: list[dict]) -> list:
@@ -87,9 +90,15 @@ class FillMaskPipeline(Pipeline):
             index = vocab.get(target)
             if index is None:
                 pieces = self.tokenizer(target, add_special_tokens=False)["input_ids"]
-                if not pieces:
-                    continue  # no token at all (spaces): nothing it could stand for
+                if not pieces:  # no token at all (spaces): nothing it could stand for
+                    logger.warning("targets: %r is not in the model's vocabulary and holds no token; ignoring it",
+                                   target)
+                    continue
                 index = pieces[0]
+                # Its first wordpiece stands for it, as in transformers: say which, or the
+                # scores would seem to be the word's own.
+                logger.warning("targets: %r is not in the model's vocabulary; scoring its first wordpiece %r instead",
+                               target, self.tokenizer.convert_ids_to_tokens(index))
             ids.append(index)
         if not ids:
             raise ValueError(f"targets {targets!r}: none of them is a token")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..modeling_bert import BertForSequenceClassification
-from .base import Pipeline, PipelineInputError, _check_fits, _non_empty, is_stream
+from .base import Pipeline, PipelineInputError, _encode_to_fit, _non_empty, is_stream
 
 
 class TextClassificationPipeline(Pipeline):
@@ -45,8 +45,7 @@ class TextClassificationPipeline(Pipeline):
         labels = self.model.config.id2label
 
         def preprocess(item: tuple[str, str | None], index: int) -> list[dict]:
-            encoded = self.tokenizer(item[0], item[1], return_tensors="pt")
-            _check_fits(self.model, encoded["input_ids"], f"inputs[{index}]" if many else "inputs")
+            encoded = _encode_to_fit(self, item[0], item[1], f"inputs[{index}]" if many else "inputs")
             return [dict(encoded)]
 
         def postprocess(item: Any, outputs: list[dict]) -> Any:

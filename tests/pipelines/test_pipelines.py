@@ -241,7 +241,7 @@ def test_progress_bar_over_batches(minilm_dir, capsys):
     ("fill-mask", lambda p: p(""), ValueError, r"inputs is empty \(''\)"),
     ("fill-mask", lambda p: p("a [MASK]", top_k=0), ValueError, "top_k must be a positive int, got 0"),
     ("fill-mask", lambda p: p([]), TypeError, "inputs must be a str or a non-empty list of str"),
-    ("fill-mask", lambda p: p("[MASK] " + "tok1 " * 40), ValueError, "is 43 tokens long; the model takes at most 32"),
+    ("fill-mask", lambda p: p("[MASK] " + "tok1 " * 40), ValueError, "is more than 32 tokens long; the model takes at most 32"),
     ("feature-extraction", lambda p: p(["ok", "   "]), ValueError, r"inputs\[1\] is empty"),
     ("feature-extraction", lambda p: p(3), TypeError, "inputs must be a str or a non-empty list of str, got int"),
     ("feature-extraction", lambda p: p("a", batch_size=0), ValueError, "batch_size must be a positive int, got 0"),
