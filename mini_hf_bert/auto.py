@@ -22,7 +22,7 @@ from typing import Any
 
 from .checkpoints.resolve import resolve_config
 from .configuration_bert import BertConfig, ConfigError
-from .file_utils import MAX_METADATA_BYTES, read_file
+from .file_utils import MAX_METADATA_BYTES, no_remote_code, read_file
 from .modeling_bert import (
     BertForMaskedLM,
     BertForMultipleChoice,
@@ -77,9 +77,12 @@ class AutoConfig:
         revision: str = "main",
         cache_dir: str | os.PathLike | None = None,
         local_files_only: bool = False,
+        trust_remote_code: bool = False,
         **overrides: Any,
     ) -> BertConfig:
-        """``BertConfig.from_pretrained`` after checking the model type; the same sources."""
+        """``BertConfig.from_pretrained`` after checking the model type; the same sources.
+        ``trust_remote_code``: accepted, as by every loader here; True draws a warning."""
+        no_remote_code(trust_remote_code, "BertConfig")
         source = os.fspath(pretrained_model_name_or_path)
         with resolve_config(source, revision, cache_dir, local_files_only) as path:
             _check_model_type(path)

@@ -145,11 +145,16 @@ def using_options(**changes: bool | str | None) -> Iterator[FastOptions]:
     transformers: none
     """
     global OPTIONS
+    fields = {field.name for field in dataclasses.fields(FastOptions)}
+    for name, value in changes.items():
+        if name not in fields:
+            raise TypeError(f"using_options: no option {name!r}; the options are {sorted(fields)}")
+        if name != "route" and not isinstance(value, bool):  # "no" is truthy: it would switch the option on
+            raise TypeError(f"using_options: {name} must be True or False, got {value!r}")
+    if changes.get("route") is not None and changes["route"] not in ROUTES:
+        raise ValueError(f"route={changes['route']!r} is not one of {ROUTES}")
     previous = OPTIONS
     OPTIONS = dataclasses.replace(previous, **changes)
-    if OPTIONS.route is not None and OPTIONS.route not in ROUTES:
-        OPTIONS = previous
-        raise ValueError(f"route={changes.get('route')!r} is not one of {ROUTES}")
     try:
         yield OPTIONS
     finally:
@@ -694,7 +699,13 @@ def compiled_encoder(model: nn.Module, weights: FastWeights, runs: list[tuple[in
         _warn_once(f"option compile: {COMPILED_SHAPES_MAX} batch shapes are compiled already; new shapes run "
                    f"uncompiled (pad batches to a few shapes to stay within it)")
         return None
-    import torch._inductor.config as inductor_config
+    try:  # the import makes inductor's cache directory: unwritable, it fails here
+        import torch._inductor.config as inductor_config
+    except Exception as error:  # noqa: BLE001 - any failure of the compiler's set-up: run uncompiled, said once
+        weights.compiled[key] = None
+        _warn_once(f"option compile: torch.compile cannot start ({type(error).__name__}: "
+                   f"{str(error).splitlines()[0][:200] if str(error) else ''}); running uncompiled")
+        return None
 
     shape = ", ".join(f"{count} x {length}" for count, length in runs)
     logger.warning("compiling the fast path for batch shape [%s] (sequences x tokens): once per shape, "

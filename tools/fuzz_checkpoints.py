@@ -1,7 +1,9 @@
 """Fuzz the loaders by hand, at a scale CI cannot afford: mutated ``pytorch_model.bin``,
-``model.safetensors``, sharded indexes, Google TF bundles and configs, each loaded with
-``from_pretrained`` (and the tokenizer, for vocabularies). Every outcome must be a loaded
-model or an error that names the file (or its directory); anything else is printed.
+``model.safetensors``, sharded indexes and their shards (safetensors and ``.bin``; shards
+replaced by pipes, directories, dangling links), hub-cache layouts (refs, snapshot links,
+blobs), Google TF bundles, zips of them, and configs, each loaded with ``from_pretrained``
+(and the tokenizer, for vocabularies). Every outcome must be a loaded model or an error
+that names the file (or its directory); anything else is printed.
 
     .venv/bin/python tools/fuzz_checkpoints.py --count 10000            # ~10 minutes on 2 cores
     .venv/bin/python tools/fuzz_checkpoints.py --count 200 --kind bin   # one kind only
@@ -25,6 +27,7 @@ import struct
 import sys
 import tempfile
 import time
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -64,9 +67,111 @@ def _base(root: str) -> dict[str, str]:
         with open(os.path.join(directory, "vocab.txt"), "w", encoding="utf-8") as f:
             f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"t{i}" for i in range(94)]) + "\n")
         bases[name] = directory
+    directory = os.path.join(root, "bin-index")
+    model.save_pretrained(directory, safe_serialization=False, max_shard_size="20KB")
+    bases["bin-index"] = directory
     shutil.copytree(GOOGLE_DIR, os.path.join(root, "google"))
     bases["google"] = os.path.join(root, "google")
+    bases["zip"] = os.path.join(root, "zip")
+    os.makedirs(bases["zip"])
+    with zipfile.ZipFile(os.path.join(bases["zip"], ZIP_NAME), "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(os.listdir(bases["google"])):
+            archive.write(os.path.join(bases["google"], name), f"uncased_L-2_H-32_A-2/{name}")
+    bases["hub-cache"] = _hub_cache(os.path.join(root, "hub-cache"), bases["safetensors"])
     return bases
+
+
+#: The zip and the hub repo the zip and hub-cache kinds load.
+ZIP_NAME = "google.zip"
+HUB_ID = "org/fuzz"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _hub_cache(cache: str, checkpoint: str) -> str:
+    """``checkpoint`` laid out as huggingface_hub caches it: blobs named by content,
+    snapshot files linking to them, refs/main naming the snapshot's commit."""
+    repo = os.path.join(cache, "models--" + HUB_ID.replace("/", "--"))
+    for folder in ("blobs", "refs", os.path.join("snapshots", COMMIT)):
+        os.makedirs(os.path.join(repo, folder))
+    for index, name in enumerate(sorted(os.listdir(checkpoint))):
+        blob = f"{index:040x}"
+        shutil.copy(os.path.join(checkpoint, name), os.path.join(repo, "blobs", blob))
+        os.symlink(os.path.join("..", "..", "blobs", blob), os.path.join(repo, "snapshots", COMMIT, name))
+    with open(os.path.join(repo, "refs", "main"), "w") as f:
+        f.write(COMMIT)
+    return cache
+
+
+def _mutate_shard(directory: str, rng: random.Random) -> str:
+    """One shard of a sharded checkpoint: its bytes mutated, or the file replaced by what
+    a reader could block on or misread (a pipe, a directory, a dangling link, nothing)."""
+    shards = sorted(n for n in os.listdir(directory) if "-of-" in n)
+    path = os.path.join(directory, rng.choice(shards))
+    how = rng.choice(["bytes", "bytes", "pipe", "directory", "dangling", "empty", "missing"])
+    if how == "bytes":
+        with open(path, "rb") as f:
+            data = _mutate_bytes(f.read(), rng)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+    os.remove(path)
+    if how == "pipe":
+        os.mkfifo(path)
+    elif how == "directory":
+        os.mkdir(path)
+    elif how == "dangling":
+        os.symlink("gone-" + os.path.basename(path), path)
+    elif how == "empty":
+        open(path, "wb").close()
+    return path
+
+
+def _mutate_hub_cache(cache: str, rng: random.Random) -> str:
+    """A hub cache's ref, snapshot links or blobs changed as a damaged or hostile cache has them."""
+    repo = os.path.join(cache, "models--" + HUB_ID.replace("/", "--"))
+    snapshot = os.path.join(repo, "snapshots", COMMIT)
+    how = rng.choice(["ref bytes", "ref", "link", "blob", "snapshot link"])
+    if how in ("ref bytes", "ref"):
+        path = os.path.join(repo, "refs", "main")
+        with open(path, "rb") as f:
+            data = f.read()
+        data = _mutate_bytes(data, rng) if how == "ref bytes" else rng.choice(
+            [b"..", b"../..", b"", b"x" * 40, COMMIT[:-1].encode(), b"../../models--org--other/refs/main"])
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+    if how == "link":
+        path = os.path.join(snapshot, rng.choice(sorted(os.listdir(snapshot))))
+        os.remove(path)
+        os.symlink(rng.choice(["../../blobs/missing", "/dev/zero", "../../../..", "../" + COMMIT, "/etc/passwd"]), path)
+        return path
+    if how == "blob":
+        path = os.path.join(repo, "blobs", rng.choice(sorted(os.listdir(os.path.join(repo, "blobs")))))
+        with open(path, "rb") as f:
+            data = _mutate_bytes(f.read(), rng)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+    shutil.rmtree(snapshot)
+    os.symlink(rng.choice([cache, "/", os.path.join("..", "..")]), snapshot)
+    return snapshot
+
+
+def _mutate_zip_directory(data: bytes, rng: random.Random) -> bytes:
+    """A zip's central directory entries given other sizes, offsets or counts: what
+    overlapping-entry bombs and truncated downloads look like to zipfile."""
+    end = data.rfind(b"PK\x05\x06")
+    if end < 0:
+        return _mutate_bytes(data, rng)
+    size, offset = struct.unpack("<II", data[end + 12:end + 20])
+    entries = [i for i in range(offset, offset + size) if data[i:i + 4] == b"PK\x01\x02"]
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        entry = rng.choice(entries)
+        field = rng.choice([20, 24, 42])  # compressed size, uncompressed size, local header offset
+        value = rng.choice([0, 1, 2**31, 2**32 - 1, rng.randrange(2**32), struct.unpack("<I", data[entry + 42:entry + 46])[0]])
+        data[entry + field:entry + field + 4] = struct.pack("<I", value)
+    return bytes(data)
 
 
 def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
@@ -182,6 +287,12 @@ CASES = {
     "tf-index": ("google", "bert_model.ckpt.index", _mutate_bytes),
     "tf-data": ("google", "bert_model.ckpt.data-00000-of-00001", _mutate_bytes),
     "tf-entries": ("google", "bert_model.ckpt.index", None),
+    "bin-index": ("bin-index", "pytorch_model.bin.index.json", _mutate_json_or_bytes(0.6)),
+    "shard": ("index", None, _mutate_shard),
+    "bin-shard": ("bin-index", None, _mutate_shard),
+    "hub-cache": ("hub-cache", None, _mutate_hub_cache),
+    "zip": ("zip", ZIP_NAME, _mutate_bytes),
+    "zip-directory": ("zip", ZIP_NAME, _mutate_zip_directory),
 }
 
 
@@ -189,7 +300,9 @@ def _make_case(kind: str, bases: dict[str, str], directory: str, rng: random.Ran
     """Write one mutated checkpoint into ``directory``; return (what to load, the mutated file)."""
     base, name, mutate = CASES[kind]
     target = os.path.join(directory, "ckpt")
-    shutil.copytree(bases[base], target)
+    shutil.copytree(bases[base], target, symlinks=True)
+    if name is None:  # the mutation picks its file (a shard, a part of the cache) and changes it in place
+        return target, mutate(target, rng)
     path = os.path.join(target, name)
     if mutate is None:
         _mutate_entries(path, rng)
@@ -204,6 +317,10 @@ def _make_case(kind: str, bases: dict[str, str], directory: str, rng: random.Ran
 def _load(kind: str, target: str) -> None:
     if kind == "vocab":
         mini_hf_bert.BertTokenizer.from_pretrained(target)
+    elif kind == "hub-cache":
+        mini_hf_bert.BertForPreTraining.from_pretrained(HUB_ID, cache_dir=target, local_files_only=True)
+    elif kind.startswith("zip"):
+        mini_hf_bert.BertForPreTraining.from_pretrained(os.path.join(target, ZIP_NAME))
     else:
         mini_hf_bert.BertForPreTraining.from_pretrained(target)
 
@@ -246,7 +363,8 @@ def main() -> int:
                 else:
                     counts["no file named"] += 1
                     failures.append(f"{kind} #{trial}: {type(e).__name__}: {message[:300]}")
-                    shutil.copytree(target, os.path.join(ROOT, ".fuzz-failures", f"{kind}-{trial}"), dirs_exist_ok=True)
+                    shutil.copytree(target, os.path.join(ROOT, ".fuzz-failures", f"{kind}-{trial}"), symlinks=True,
+                                    dirs_exist_ok=True)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             shutil.rmtree(directory)

@@ -24,6 +24,7 @@ import logging
 import os
 import re
 
+from ..file_utils import read_file
 from .errors import CheckpointError
 from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, read_index_file
 
@@ -33,6 +34,22 @@ logger = logging.getLogger(__name__)
 #: letters, digits, "-", "_", "."; no "--" or ".." and no leading/trailing "-" or ".".
 _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+#: A ref file holds one commit hash and a newline.
+_MAX_REF_BYTES = 256
+
+
+def check_revision(revision: str | None) -> str:
+    """``revision`` as a name inside a repo's ``refs/``: None is "main", as transformers
+    reads it; a name that could leave ``refs/`` (``..``, an absolute path) is a ValueError."""
+    if revision is None:
+        return "main"
+    if not isinstance(revision, str):
+        raise TypeError(f"revision must be a str (a branch, tag or commit), got {type(revision).__name__}")
+    parts = revision.split("/")
+    if not revision or "\\" in revision or "\0" in revision or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"revision={revision!r}: not a branch, tag or commit name (it would lead outside the "
+                         f"repo's refs/)")
+    return revision
 
 #: The original BERT ids moved under the google-bert organisation in 2024; the hub
 #: redirects the old names, and a cache may hold either spelling.
@@ -99,18 +116,28 @@ def find_cached_snapshot(
     """The snapshot directory of ``repo_id`` at ``revision`` in the local cache, if it holds
     a config and a weights file (or, with ``required``, one of those files); else None."""
     cache_dir = cache_dir or hub_cache_dir()
+    revision = check_revision(revision)
     for spelling in _repo_ids(repo_id):
         repo_dir = os.path.join(cache_dir, "models--" + spelling.replace("/", "--"))
         if not os.path.isdir(repo_dir):
             continue
         commit = revision if _COMMIT.match(revision) else None
         ref_file = os.path.join(repo_dir, "refs", revision)
-        if commit is None and os.path.isfile(ref_file):
-            with open(ref_file, encoding="utf-8") as f:
-                commit = f.read().strip()
+        if commit is None and os.path.lexists(ref_file):
+            try:
+                commit = read_file(ref_file, _MAX_REF_BYTES).decode("utf-8", "replace").strip()
+            except OSError as e:
+                raise CheckpointError(f"{ref_file}: cannot be read as a ref ({e.strerror})") from None
+            if not _COMMIT.match(commit):  # ".." would make the repo folder itself a snapshot
+                raise CheckpointError(f"{ref_file}: holds {commit[:80]!r}, not a commit hash (40 hex digits); "
+                                      f"the cache is damaged: delete this file, or pass revision=<commit>")
         if commit is None:
             continue
         snapshot = os.path.join(repo_dir, "snapshots", commit)
+        snapshots = os.path.realpath(os.path.join(repo_dir, "snapshots"))
+        if os.path.lexists(snapshot) and os.path.dirname(os.path.realpath(snapshot)) != snapshots:
+            raise CheckpointError(f"{snapshot}: leads outside {snapshots} (to {os.path.realpath(snapshot)}); "
+                                  f"a snapshot must be a folder of snapshots/")
         complete = _has_any(snapshot, required) if required else _has_checkpoint(snapshot)
         if os.path.basename(snapshot) == commit and complete:
             return snapshot
@@ -127,6 +154,7 @@ def resolve_hub_id(
     """A local directory holding ``repo_id``'s config and weights (or, with ``required``, one
     of those files, e.g. a tokenizer's): from the cache, or downloaded."""
     cache_dir = os.fspath(cache_dir) if cache_dir is not None else hub_cache_dir()
+    revision = check_revision(revision)
     snapshot = find_cached_snapshot(repo_id, revision, cache_dir, required)
     if snapshot is not None:
         logger.info("%s (%s): found in the local cache at %s", repo_id, revision, snapshot)

@@ -19,20 +19,79 @@ transformers: ``trainer.Trainer``
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import json
 import logging
 import os
+import pickle
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 import transformers
 
-from ..file_utils import staged_file
+from ..checkpoints.errors import CheckpointError
+from ..file_utils import MAX_METADATA_BYTES, read_file, staged_file
 from ..modeling_utils import PreTrainedModel
 
 logger = logging.getLogger(__name__)
 
 #: Where transformers' Trainer keeps its TrainingArguments beside the weights.
 TRAINING_ARGS_NAME = "training_args.bin"
+#: transformers writes a checkpoint's trainer_state.json last: a checkpoint without a
+#: readable one was cut short (a kill between the weights and the optimizer, say).
+TRAINER_STATE_NAME = "trainer_state.json"
+_CHECKPOINT_FOLDER = re.compile(r"^checkpoint-(\d+)$")
+
+
+def last_complete_checkpoint(output_dir: str) -> str:
+    """The newest ``checkpoint-N`` of ``output_dir`` whose ``trainer_state.json`` reads
+    whole; each newer one passed over gets a warning naming it and why.
+
+    transformers: ``trainer_utils.get_last_checkpoint`` (which takes the newest folder,
+    complete or not)
+    """
+    steps = sorted(((int(m.group(1)), name) for name in os.listdir(output_dir)
+                    if (m := _CHECKPOINT_FOLDER.match(name)) and os.path.isdir(os.path.join(output_dir, name))),
+                   reverse=True)
+    for _, name in steps:
+        path = os.path.join(output_dir, name)
+        try:
+            state = json.loads(read_file(os.path.join(path, TRAINER_STATE_NAME), MAX_METADATA_BYTES).decode("utf-8"))
+            if isinstance(state, dict):
+                return path
+            why = "is not a JSON object"
+        except FileNotFoundError:
+            why = "is missing"
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            why = f"cannot be read ({e})"
+        logger.warning("%s: skipped: its %s %s, so the save of this checkpoint did not finish; resuming from an "
+                       "earlier one", path, TRAINER_STATE_NAME, why)
+    raise ValueError(f"No valid checkpoint found in output directory ({output_dir}): no checkpoint-N in it holds a "
+                     f"complete {TRAINER_STATE_NAME}")
+
+
+@contextlib.contextmanager
+def _naming_refused_pickles(checkpoint: str | None, patterns: tuple[str, ...]) -> Iterator[None]:
+    """Run a load of transformers' from ``checkpoint``; if torch refuses a pickle in it (it
+    asks for code), raise one error naming the file instead of torch's advice to load it
+    with ``weights_only=False``."""
+    try:
+        yield
+    except pickle.UnpicklingError as error:
+        paths = sorted(p for pattern in patterns for p in glob.glob(os.path.join(glob.escape(checkpoint or "."), pattern)))
+        for path in paths:
+            try:
+                with getattr(transformers.trainer_pt_utils, "safe_globals", contextlib.nullcontext)():
+                    torch.load(path, weights_only=True)
+            except pickle.UnpicklingError:
+                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise CheckpointError(f"{path}: refused as unsafe: its pickle asks for code or objects a training "
+                                      f"state never holds ({first[:160]}); nothing in it was run. Resume from "
+                                      f"another checkpoint, or remove this file") from None
+        raise
 
 
 class Trainer(transformers.Trainer):
@@ -62,6 +121,26 @@ class Trainer(transformers.Trainer):
         # leaves the previous training_args.bin, never half of one).
         with staged_file(os.path.join(output_dir, TRAINING_ARGS_NAME)) as staged:
             torch.save(self.args, staged)
+
+    def train(self, resume_from_checkpoint: str | bool | None = None, trial: Any = None,
+              ignore_keys_for_eval: list[str] | None = None) -> Any:
+        """transformers' ``train``; ``resume_from_checkpoint=True`` takes the newest
+        checkpoint that was saved whole (``last_complete_checkpoint``), not the newest folder."""
+        if resume_from_checkpoint is True:
+            resume_from_checkpoint = last_complete_checkpoint(self.args.output_dir)
+        return super().train(resume_from_checkpoint, trial, ignore_keys_for_eval)
+
+    def _load_rng_state(self, checkpoint: str | None) -> None:
+        with _naming_refused_pickles(checkpoint, ("rng_state*.pth",)):
+            super()._load_rng_state(checkpoint)
+
+    def _load_optimizer_and_scheduler(self, checkpoint: str | None) -> None:
+        with _naming_refused_pickles(checkpoint, ("optimizer.pt", "scheduler.pt")):
+            super()._load_optimizer_and_scheduler(checkpoint)
+
+    def _load_scaler(self, checkpoint: str | None) -> None:
+        with _naming_refused_pickles(checkpoint, ("scaler.pt",)):
+            super()._load_scaler(checkpoint)
 
     def _issue_warnings_after_load(self, load_result: Any) -> None:
         """Resuming loads a checkpoint with ``load_state_dict(strict=False)``; a tied weight

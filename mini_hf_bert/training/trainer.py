@@ -562,11 +562,18 @@ def output_directory(output_dir: str, sources: list[str | None], resume: bool,
             complete = complete_checkpoints(output_dir, skipped)
             if not complete:
                 why = f" ({'; '.join(skipped)})" if skipped else ""
+                way_out = ("nothing complete was saved, so run the same command without --resume to start over in "
+                           "this directory" if killed_before_its_first_checkpoint(output_dir) else
+                           "start again without --resume, in a new directory")
                 raise ResumeError(f"{output_dir}: --resume, but there is no complete checkpoint-STEP directory "
-                                  f"to resume from{why}; start again without --resume, in a new directory")
+                                  f"to resume from{why}; {way_out}")
             newest = complete[0]
             if arguments is not None:
                 check_same_arguments(newest, read_marker(newest), arguments)
+            remove_unfinished_writes(output_dir)
+        elif os.path.isdir(output_dir) and killed_before_its_first_checkpoint(output_dir):
+            logger.warning("%s: a run was killed here before its first checkpoint was complete; starting over",
+                           output_dir)
             remove_unfinished_writes(output_dir)
         yield
 
@@ -664,8 +671,25 @@ def check_output_dir(output_dir: str, sources: list[str], resume: bool) -> None:
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise FileExistsError(f"{output_dir}: is a file; the output must be a directory")
     if not resume and os.path.isdir(output_dir) and set(os.listdir(output_dir)) - {RUN_LOCK_NAME}:
+        if killed_before_its_first_checkpoint(output_dir):
+            return  # nothing complete to lose: the run starts over here (output_directory clears what is left)
         raise FileExistsError(f"{output_dir}: exists and is not empty; pass --resume to continue the run there, "
                               f"or choose a new directory")
+
+
+def killed_before_its_first_checkpoint(output_dir: str) -> bool:
+    """Whether ``output_dir`` holds only what a run killed while writing its first
+    checkpoint leaves: the checkpoint being staged, temporary files, perhaps its lock and
+    ``log.jsonl``, and no complete checkpoint. Such a directory has nothing to resume, so a
+    run may start over in it.
+
+    transformers: none
+    """
+    names = set(os.listdir(output_dir)) - {RUN_LOCK_NAME, LOG_FILE}
+    staged = {name for name in names if _STAGING_NAME.fullmatch(name) and os.path.isdir(os.path.join(output_dir, name))
+              and not os.path.islink(os.path.join(output_dir, name))}
+    temporary = {name for name in names if TEMPORARY_NAME.fullmatch(name)}
+    return bool(staged) and names == staged | temporary
 
 
 def complete_checkpoints(output_dir: str, skipped: list[str] | None = None) -> list[str]:

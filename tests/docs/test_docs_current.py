@@ -396,3 +396,17 @@ def test_what_limits_the_everyday_score_names_the_change_that_bought_the_most():
     assert lines[-1] == "The largest is 4 x 256 rather than 2 x 128."
     del study["runs"]["tiny"]  # not measured: said so, no table
     assert "not been measured" in tool.target_limit_lines(measured, study, lambda en, zh: en)[0]
+
+
+@pytest.mark.parametrize("doc", RELIABILITY_DOCS)
+def test_the_bounds_in_the_reliability_doc_are_limits_py_s(doc):
+    """Section 9's table gives each Limits field with its default as limits.py has it."""
+    import dataclasses
+
+    from mini_hf_bert.limits import Limits, size_text
+
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", _read(doc), re.M))
+    for field in dataclasses.fields(Limits):
+        value = getattr(Limits(), field.name)
+        shown = size_text(value) if field.name.endswith("_bytes") else str(value)
+        assert rows.get(field.name) == shown, f"{doc}: Limits.{field.name} is {shown} in limits.py"

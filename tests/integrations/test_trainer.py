@@ -166,3 +166,56 @@ def test_training_args_are_written_whole_or_not_at_all(tmp_path, monkeypatch):
         trainer.save_model(str(out))
     assert (out / "training_args.bin").read_bytes() == before
     assert sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp")) == []
+
+
+class _Gadget:
+    """A pickle that would run code when loaded without weights_only (os.system here)."""
+
+    def __reduce__(self):
+        return (os.system, ("echo ran > ran.txt",))
+
+
+@pytest.mark.parametrize("name", ["rng_state.pth", "optimizer.pt", "scheduler.pt"])
+def test_a_hostile_file_in_a_checkpoint_is_refused_by_name_and_never_run(name, tmp_path, monkeypatch):
+    from mini_hf_bert.checkpoints import CheckpointError
+    data = TokenDataset("mlm")
+    model, _ = _models("BertForMaskedLM")
+    Trainer(model=model, args=_arguments(tmp_path / "run"), train_dataset=data).train()
+    checkpoint = tmp_path / "run" / f"checkpoint-{STEPS // 2}"
+    torch.save({"state": _Gadget()}, checkpoint / name)
+    monkeypatch.chdir(tmp_path)
+    resumed, _ = _models("BertForMaskedLM")
+    trainer = Trainer(model=resumed, args=_arguments(tmp_path / "run"), train_dataset=data)
+    with pytest.raises(CheckpointError, match=rf"^{checkpoint / name}: refused as unsafe: its pickle asks for code "
+                                              r".*nothing in it was run"):
+        trainer.train(resume_from_checkpoint=str(checkpoint))
+    assert not (tmp_path / "ran.txt").exists()
+
+
+def test_resume_passes_over_a_checkpoint_cut_short_and_says_so(tmp_path, caplog):
+    """A kill between the weights and the optimizer leaves checkpoint-N without its
+    trainer_state.json (written last); True resumes from the newest whole one."""
+    data = TokenDataset("mlm")
+    whole, _ = _models("BertForMaskedLM")
+    Trainer(model=whole, args=_arguments(tmp_path / "run"), train_dataset=data).train()
+    cut = tmp_path / "run" / f"checkpoint-{STEPS}"
+    (cut / "trainer_state.json").unlink()
+    (cut / "optimizer.pt").unlink()
+    resumed, _ = _models("BertForMaskedLM")
+    trainer = Trainer(model=resumed, args=_arguments(tmp_path / "run"), train_dataset=data)
+    with caplog.at_level("WARNING"):
+        trainer.train(resume_from_checkpoint=True)
+    assert f"{cut}: skipped: its trainer_state.json is missing" in caplog.text
+    assert trainer.state.global_step == STEPS
+    for (key, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
+        assert torch.equal(a, b), key  # resumed from checkpoint-3 to the same end
+
+
+def test_resume_with_no_whole_checkpoint_says_why(tmp_path):
+    (tmp_path / "run" / "checkpoint-2").mkdir(parents=True)
+    (tmp_path / "run" / "checkpoint-2" / "trainer_state.json").write_text('{"global_st')
+    model, _ = _models("BertForMaskedLM")
+    trainer = Trainer(model=model, args=_arguments(tmp_path / "run"), train_dataset=TokenDataset("mlm"))
+    with pytest.raises(ValueError, match=r"No valid checkpoint found in output directory .*: no checkpoint-N in it "
+                                         r"holds a complete trainer_state.json"):
+        trainer.train(resume_from_checkpoint=True)
