@@ -102,6 +102,14 @@ def _hub_cache(cache: str, checkpoint: str) -> str:
     return cache
 
 
+def _mutate_file_bytes(path: str, rng: random.Random) -> str:
+    with open(path, "rb") as f:
+        data = _mutate_bytes(f.read(), rng)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
 def _mutate_shard(directory: str, rng: random.Random) -> str:
     """One shard of a sharded checkpoint: its bytes mutated, or the file replaced by what
     a reader could block on or misread (a pipe, a directory, a dangling link, nothing)."""
@@ -109,11 +117,7 @@ def _mutate_shard(directory: str, rng: random.Random) -> str:
     path = os.path.join(directory, rng.choice(shards))
     how = rng.choice(["bytes", "bytes", "pipe", "directory", "dangling", "empty", "missing"])
     if how == "bytes":
-        with open(path, "rb") as f:
-            data = _mutate_bytes(f.read(), rng)
-        with open(path, "wb") as f:
-            f.write(data)
-        return path
+        return _mutate_file_bytes(path, rng)
     os.remove(path)
     if how == "pipe":
         os.mkfifo(path)
@@ -146,12 +150,7 @@ def _mutate_hub_cache(cache: str, rng: random.Random) -> str:
         os.symlink(rng.choice(["../../blobs/missing", "/dev/zero", "../../../..", "../" + COMMIT, "/etc/passwd"]), path)
         return path
     if how == "blob":
-        path = os.path.join(repo, "blobs", rng.choice(sorted(os.listdir(os.path.join(repo, "blobs")))))
-        with open(path, "rb") as f:
-            data = _mutate_bytes(f.read(), rng)
-        with open(path, "wb") as f:
-            f.write(data)
-        return path
+        return _mutate_file_bytes(os.path.join(repo, "blobs", rng.choice(sorted(os.listdir(os.path.join(repo, "blobs"))))), rng)
     shutil.rmtree(snapshot)
     os.symlink(rng.choice([cache, "/", os.path.join("..", "..")]), snapshot)
     return snapshot
