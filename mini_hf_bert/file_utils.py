@@ -44,7 +44,7 @@ try:
 except ImportError:  # Windows
     resource = None
 
-from .limits import DEFAULT_LIMITS, LOCK_TIMEOUT_SECONDS
+from .limits import LOCK_TIMEOUT_SECONDS, METADATA_BYTES
 
 try:
     import fcntl
@@ -62,7 +62,7 @@ SAVING_PREFIX = ".saving-"
 #: The training run's lock file, in its output directory while the run is alive.
 RUN_LOCK_NAME = ".mini_hf_bert-run.lock"
 #: The largest JSON file (config, tokenizer, index, marker) or vocabulary read (limits.py).
-MAX_METADATA_BYTES = DEFAULT_LIMITS.metadata_bytes
+MAX_METADATA_BYTES = METADATA_BYTES
 #: A temporary name keeps at most this much of the target's name (file names are <= 255 bytes).
 _MAX_STEM = 100
 

@@ -43,9 +43,6 @@ class Limits:
     #: weights barely deflate (Google's bert-base zip: 1.09x) and vocabularies about 3-4x; a
     #: run of zeros, a zip bomb's usual payload, deflates about 1000x.
     archive_ratio: int = 20
-    #: A JSON file (config, tokenizer files, index, checkpoint marker) or a vocabulary: BERT's
-    #: are kilobytes to a few megabytes; a wrong path (a weights file) is refused, not parsed.
-    metadata_bytes: int = 64 * MiB
     #: Characters of one text the tokenizer reads whole: when nothing truncates it, every
     #: token is kept with its offsets and word ids, several hundred bytes per character of
     #: Chinese. With ``truncation`` (and no overflowing windows) the tokenizer stops at
@@ -74,6 +71,9 @@ DEFAULT_LIMITS = Limits()
 # Bounds of a format, not of a request: no valid file of the kind comes near them, so no
 # argument raises them.
 
+#: A JSON file (config, tokenizer files, index, checkpoint marker) or a vocabulary: BERT's
+#: are kilobytes to a few megabytes; a wrong path (a weights file) is refused, not parsed.
+METADATA_BYTES = 64 * MiB
 #: A TensorFlow checkpoint's .index: bert-large's is about 60 KB.
 TF_INDEX_BYTES = 256 * MiB
 #: How far a legacy (non-zip) ``.bin`` is scanned for its pickles, which come first; the
