@@ -563,7 +563,7 @@ def output_directory(output_dir: str, sources: list[str | None], resume: bool,
             if not complete:
                 why = f" ({'; '.join(skipped)})" if skipped else ""
                 way_out = ("nothing complete was saved, so run the same command without --resume to start over in "
-                           "this directory" if killed_before_its_first_checkpoint(output_dir) else
+                           "this directory" if stopped_before_its_first_checkpoint(output_dir) else
                            "start again without --resume, in a new directory")
                 raise ResumeError(f"{output_dir}: --resume, but there is no complete checkpoint-STEP directory "
                                   f"to resume from{why}; {way_out}")
@@ -571,7 +571,7 @@ def output_directory(output_dir: str, sources: list[str | None], resume: bool,
             if arguments is not None:
                 check_same_arguments(newest, read_marker(newest), arguments)
             remove_unfinished_writes(output_dir)
-        elif os.path.isdir(output_dir) and killed_before_its_first_checkpoint(output_dir):
+        elif os.path.isdir(output_dir) and stopped_before_its_first_checkpoint(output_dir):
             logger.warning("%s: a run was killed here before its first checkpoint was complete; starting over",
                            output_dir)
             remove_unfinished_writes(output_dir)
@@ -671,25 +671,40 @@ def check_output_dir(output_dir: str, sources: list[str], resume: bool) -> None:
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise FileExistsError(f"{output_dir}: is a file; the output must be a directory")
     if not resume and os.path.isdir(output_dir) and set(os.listdir(output_dir)) - {RUN_LOCK_NAME}:
-        if killed_before_its_first_checkpoint(output_dir):
+        if stopped_before_its_first_checkpoint(output_dir):
             return  # nothing complete to lose: the run starts over here (output_directory clears what is left)
         raise FileExistsError(f"{output_dir}: exists and is not empty; pass --resume to continue the run there, "
                               f"or choose a new directory")
 
 
-def killed_before_its_first_checkpoint(output_dir: str) -> bool:
-    """Whether ``output_dir`` holds only what a run killed while writing its first
-    checkpoint leaves: the checkpoint being staged, temporary files, perhaps its lock and
-    ``log.jsonl``, and no complete checkpoint. Such a directory has nothing to resume, so a
-    run may start over in it.
+def stopped_before_its_first_checkpoint(output_dir: str) -> bool:
+    """Whether ``output_dir`` holds only what a run leaves that was killed, or stopped by
+    an error (a full disk), before its first checkpoint was complete: the checkpoint being
+    staged, temporary files, its lock, its ``log.jsonl``; no checkpoint. Such a directory
+    has nothing to resume, so a run may start over in it.
 
     transformers: none
     """
-    names = set(os.listdir(output_dir)) - {RUN_LOCK_NAME, LOG_FILE}
+    names = set(os.listdir(output_dir)) - {RUN_LOCK_NAME}
     staged = {name for name in names if _STAGING_NAME.fullmatch(name) and os.path.isdir(os.path.join(output_dir, name))
               and not os.path.islink(os.path.join(output_dir, name))}
     temporary = {name for name in names if TEMPORARY_NAME.fullmatch(name)}
-    return bool(staged) and names == staged | temporary
+    ours = staged | temporary | ({LOG_FILE} if LOG_FILE in names and _is_run_log(os.path.join(output_dir, LOG_FILE)) else set())
+    return bool(staged or LOG_FILE in ours) and names == ours
+
+
+#: The keys of log.jsonl's records (Trainer._log): a file of other records is not a run's log.
+_LOG_KEYS = {"eval", "ranks", "rank_parameter_max_diff"}
+
+
+def _is_run_log(path: str) -> bool:
+    """Whether ``path`` reads as the log.jsonl a run writes: JSON records with its keys."""
+    try:
+        lines = read_file(path, MAX_METADATA_BYTES).decode("utf-8").splitlines()
+        records = [json.loads(line) for line in lines if line.strip()]
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return bool(records) and all(isinstance(r, dict) and r and set(r) <= _LOG_KEYS for r in records)
 
 
 def complete_checkpoints(output_dir: str, skipped: list[str] | None = None) -> list[str]:

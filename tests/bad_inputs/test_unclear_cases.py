@@ -179,7 +179,7 @@ def _killed_in_first_checkpoint(out) -> None:
     staging = out / ".checkpoint-1.partial-0123abcd"
     staging.mkdir(parents=True)
     (staging / "config.json").write_text("{}")
-    (out / "log.jsonl").write_text('{"step": 1, "loss": 9.0}\n')
+    (out / "log.jsonl").write_text('{"eval": {"step": 1, "loss": 9.0}}\n')
     (out / ".trainer_state.pt.0123abcd.tmp").write_bytes(b"half")
 
 
@@ -197,6 +197,20 @@ def test_a_run_killed_in_its_first_checkpoint_is_not_a_circle(tmp_path, capsys):
     check_output_dir(str(out), [], resume=False)  # the way out it offers is open
     with output_directory(str(out), [], resume=False):
         assert sorted(os.listdir(out)) == [".mini_hf_bert-run.lock", "log.jsonl"]  # the killed run's unfinished writes gone
+
+
+def test_a_run_stopped_by_a_full_disk_before_its_first_checkpoint_can_start_over(tmp_path):
+    """A full disk at the first checkpoint leaves the run's log.jsonl alone (the staging is
+    removed with the error): the same command starts over; someone else's log.jsonl is
+    still refused."""
+    from mini_hf_bert.training.trainer import check_output_dir
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "log.jsonl").write_text('{"eval": {"step": 30, "mlm_accuracy": 0.1}}\n')
+    check_output_dir(str(out), [], resume=False)
+    (out / "log.jsonl").write_text('{"level": "info", "message": "my own log"}\n')
+    with pytest.raises(FileExistsError, match="exists and is not empty; pass --resume"):
+        check_output_dir(str(out), [], resume=False)
 
 
 def test_a_directory_with_anything_else_is_still_refused(tmp_path):
