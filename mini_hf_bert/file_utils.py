@@ -184,18 +184,18 @@ def _no_room(error: BaseException, directory: str, staged: str) -> str | None:
     when it is something else."""
     code = getattr(error, "errno", None)
     if code == errno.ENOSPC or "No space left on device" in str(error):
-        return "no space left on the device (the disk is full)"
+        return "No space left on device (the disk is full)"
     if code == errno.EDQUOT or "Disk quota exceeded" in str(error):
-        return "the disk quota is used up"
+        return "Disk quota exceeded (the disk quota is used up)"
     if code == errno.EFBIG or "File too large" in str(error):
-        return "larger than this process may write (ulimit -f)"
+        return "File too large (larger than this process may write: ulimit -f)"
     if isinstance(error, (RuntimeError, OSError)):  # torch.save: "[enforce fail at inline_container.cc] unexpected pos"
         with contextlib.suppress(OSError):
             if shutil.disk_usage(directory).free < _NEARLY_FULL_BYTES:
-                return "no space left on the device (the disk is full)"
+                return "No space left on device (the disk is full)"
             largest = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource is not None else None
             if largest not in (None, resource.RLIM_INFINITY) and os.path.getsize(staged) >= largest:
-                return "larger than this process may write (ulimit -f)"
+                return "File too large (larger than this process may write: ulimit -f)"
     return None
 
 

@@ -379,7 +379,10 @@ def stretches(text: str, start: int, end: int, boundary: Callable[[str, int, int
     ``boundary(text, position, end)`` says a word begins (at or after ``position``), the
     first about ``FIRST_STRETCH_CHARS`` long and each next one twice the last. Tokenizing
     the stretches one by one gives the tokens of the whole, so a reader that needs only the
-    first tokens can stop early."""
+    first tokens can stop early.
+
+    transformers: none (its tokenizers read the whole text before truncating)
+    """
     size = FIRST_STRETCH_CHARS
     while start < end:
         cut = boundary(text, start + size, end) if start + size < end else end
@@ -460,6 +463,7 @@ class PreTrainedTokenizerBase:
             "clean_up_tokenization_spaces": clean_up_tokenization_spaces, "padding_side": padding_side,
             "truncation_side": truncation_side, "extra_special_tokens": extra_special_tokens,
             "bos_token": bos_token, "eos_token": eos_token, "add_bos_token": add_bos_token, "add_eos_token": add_eos_token,
+            "limits": limits,
         }
         self._special_tokens_map: dict[str, str | AddedToken | None] = {
             "bos_token": bos_token, "eos_token": eos_token, "unk_token": unk_token, "sep_token": sep_token,
