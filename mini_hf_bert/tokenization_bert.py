@@ -582,7 +582,10 @@ class BertTokenizer(PreTrainedTokenizerBase):
         for start, end in segments:
             if most is not None and len(out) >= most:
                 break
-            pieces = stretches(text, position, start, self._word_start) if in_stretches else [(position, start)]
+            if position == start:  # two special tokens side by side: no text between them
+                pieces = []
+            else:
+                pieces = stretches(text, position, start, self._word_start) if in_stretches else [(position, start)]
             for a, b in pieces:
                 tokens, count = self._added_and_ordinary_tokens(text[a:b], a, words)
                 out.extend(tokens)
