@@ -18,11 +18,12 @@ What it does differently, for an encoder in eval mode and in training alike:
    make them).
 2. **One QKV product.** Q, K and V come from one (M, H) x (H, 3H) product against the
    three weights stacked, instead of three products.
-3. **The matrix-product route** is chosen per dtype and CPU when the weights are first
-   prepared (``choose_route``): on an AVX-512 CPU the Linear weights are pre-packed once
-   into oneDNN's blocked layout, fp32 and bf16 alike, and the exact GELU is fused into
-   the first feed-forward product. It pays most at few tokens, where reading the
-   weights is the cost (docs/performance.md). oneDNN sums each dot product in another
+3. **The matrix-product route is measured**, per dtype and class of product (at most
+   ``FEW_ROWS`` rows, or more), when the weights are first prepared (``choose_routes``):
+   F.linear against the Linear weights pre-packed once into oneDNN's blocked layout,
+   with the exact GELU fused into the first feed-forward product; the faster runs. The
+   packed form wins most at few tokens, where reading the weights is the cost, on AVX2
+   and AVX-512 alike (docs/performance.md). oneDNN sums each dot product in another
    order than MKL's sgemm, so fp32 matches the reference to 1e-4 (measured ~5e-6);
    ``using_options(route="aten")`` keeps ``F.linear`` and the reference's order (1e-5).
 4. **Low precision** (bf16, fp16): the products run in the weights' dtype, but the
@@ -51,7 +52,7 @@ What it does differently, for an encoder in eval mode and in training alike:
    Compiling takes ~15 s per shape for bert-base on 2 cores, and is logged before it runs;
    at most ``COMPILED_SHAPES_MAX`` shapes per process, then the uncompiled path.
 
-Extra memory: on the oneDNN route a packed copy of every encoder Linear (QKV stacked):
+Extra memory: where a route is oneDNN's, a packed copy of every encoder Linear (QKV stacked):
 the encoder's Linear weights once more, in the model's dtype (85 M values in bert-base:
 324 MiB in fp32, 162 MiB in bf16); on the F.linear route only the stacked QKV, (3H, H) +
 (3H,) per layer (27% of them). Derived from the parameters, held beside the model (not
@@ -85,6 +86,7 @@ import dataclasses
 import functools
 import logging
 import os
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -93,6 +95,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import cpu_capability
 from .activations import GELUActivation
 from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 from .modeling_utils import ALL_MODEL_FORWARDS
@@ -122,7 +125,7 @@ class FastOptions:
     fuse_qkv: bool = True  # one H -> 3H product (else: three H -> H products)
     fuse_gelu: bool = True  # GELU inside the first feed-forward product, where the route can
     matmul_attention: bool = False  # QKᵀ, softmax, PV as three ops where the scores fit (else SDPA's kernel)
-    route: str | None = None  # a name from ROUTES, or None: choose_route per dtype and device
+    route: str | None = None  # a name from ROUTES for every product, or None: measured (choose_routes)
     fp32_stream: bool = True  # bf16/fp16: residual stream and LayerNorm in fp32 (else in the weights' dtype)
     compile: bool = False  # torch.compile the encoder per batch shape (routes "aten", "int8": the compiler packs)
 
@@ -247,14 +250,117 @@ def int8_available(dtype: torch.dtype, device: torch.device) -> bool:
     return int8_unavailable(dtype, device) is None
 
 
-def choose_route(dtype: torch.dtype, device: torch.device) -> str:
-    """The matrix-product route for weights of ``dtype`` on ``device``, decided by what the
-    CPU has, not by timing (a first output must stay about as quick as ``import torch``).
+#: Products of at most this many rows (tokens) are the "few rows" class: one short sentence,
+#: whose time is the reading of the weights; larger ones are the "many rows" class, whose
+#: time is the arithmetic. Each class runs the route measured fastest for it (``choose_routes``).
+FEW_ROWS = 64
+#: The rows each class is timed at, on a product of the model's first feed-forward shape
+#: (H -> I, its largest), and the timed calls per route (the fastest is kept: the others
+#: met a busy moment of the machine).
+PROBE_ROWS = {"few": 16, "many": 256}
+PROBE_RUNS = 3
 
-    oneDNN's pre-packed products beat F.linear on an AVX-512 CPU for fp32 and bf16 alike
-    (docs/performance.md: most at few tokens, where reading the weights is the cost).
-    "int8" changes the results, so it runs only when asked for, and where it cannot run
-    (bf16 weights, a GPU, no oneDNN) the default route runs instead, with a warning.
+
+@dataclass(frozen=True)
+class Routes:
+    """The matrix-product route for each class of product: ``few`` for at most
+    ``FEW_ROWS`` rows, ``many`` above.
+
+    transformers: none
+    """
+
+    few: str
+    many: str
+
+    def for_rows(self, rows: int) -> str:
+        return self.few if rows <= FEW_ROWS else self.many
+
+    def __str__(self) -> str:
+        return self.few if self.few == self.many else f"{self.few} (few rows), {self.many} (many rows)"
+
+
+@dataclass(frozen=True)
+class RouteMeasurement:
+    """What ``choose_routes`` measured for one dtype and product shape, and chose.
+
+    transformers: none
+    """
+
+    dtype: torch.dtype
+    shape: tuple[int, int]  # (in, out) of the product timed
+    ms: dict[tuple[str, str], float]  # (class, route) -> fastest call, ms
+    unavailable: dict[str, str]  # route -> why it cannot run this dtype here
+    routes: Routes
+    seconds: float  # what measuring cost, packing included
+
+
+#: (dtype, in, out) -> the measurement, made once per process.
+_MEASURED: dict[tuple[torch.dtype, int, int], RouteMeasurement] = {}
+
+
+def route_measurements() -> list[RouteMeasurement]:
+    """Every route choice measured in this process (what the benchmark reports).
+
+    transformers: none
+    """
+    return list(_MEASURED.values())
+
+
+def _time_product(call: Callable[[], torch.Tensor]) -> float:
+    """The fastest of ``PROBE_RUNS`` calls, in ms, after one untimed call."""
+    call()
+    best = float("inf")
+    for _ in range(PROBE_RUNS):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return 1000 * best
+
+
+def measure_routes(dtype: torch.dtype, in_features: int, out_features: int) -> RouteMeasurement:
+    """Time F.linear and oneDNN's pre-packed product on an (in -> out) product of ``dtype``,
+    at ``PROBE_ROWS`` rows for each class, and choose the faster per class. A route that
+    cannot run the dtype here (oneDNN packs bf16 only with AVX-512 or AVX-NE-CONVERT) is
+    left out, with why.
+
+    transformers: none
+    """
+    start = time.perf_counter()
+    generator = torch.Generator().manual_seed(0)
+    weight = (torch.randn(out_features, in_features, generator=generator) / in_features**0.5).to(dtype)  # (out, in)
+    bias = torch.zeros(out_features, dtype=dtype)  # (out,)
+    calls: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"aten": lambda x: F.linear(x, weight, bias)}
+    unavailable = {}
+    try:
+        packed = _prepare(weight, bias, Routes("onednn", "onednn"))
+        calls["onednn"] = packed
+    except RuntimeError as error:  # this CPU's oneDNN has no kernel for the dtype
+        unavailable["onednn"] = str(error).splitlines()[0]
+    ms = {}
+    with torch.inference_mode():
+        for name, rows in PROBE_ROWS.items():
+            x = torch.randn(rows, in_features, generator=generator).to(dtype)  # (rows, in)
+            for route, call in calls.items():
+                ms[(name, route)] = _time_product(functools.partial(call, x))
+    fastest = {name: min(calls, key=lambda route: ms[(name, route)]) for name in PROBE_ROWS}
+    measured = RouteMeasurement(dtype, (in_features, out_features), ms, unavailable,
+                                Routes(fastest["few"], fastest["many"]), time.perf_counter() - start)
+    logger.info("fast path, %s products %d -> %d: route %s, measured in %.2f s (%s)", dtype, in_features,
+                out_features, measured.routes, measured.seconds,
+                ", ".join(f"{name} {route} {value:.3f} ms" for (name, route), value in ms.items()))
+    return measured
+
+
+def choose_routes(dtype: torch.dtype, device: torch.device, in_features: int, out_features: int) -> Routes:
+    """The matrix-product routes for weights of ``dtype`` on ``device``, whose largest
+    product is (in -> out): on a CPU, the faster of F.linear and oneDNN's pre-packed
+    product for few rows and for many, timed once per process and shape
+    (``measure_routes``: tens of ms for bert-base). Which is faster depends on the CPU
+    and the dtype (docs/performance.md): oneDNN's at few rows on AVX-512 and AVX2 alike.
+
+    A route asked for (``using_options(route=...)``) runs for every product. "int8"
+    changes the results, so it runs only when asked for, and where it cannot run (bf16
+    weights, a GPU, no VNNI) the measured routes run instead, with a warning.
 
     transformers: none
     """
@@ -262,14 +368,15 @@ def choose_route(dtype: torch.dtype, device: torch.device) -> str:
     if unavailable:
         _warn_once(f"{unavailable}: running the default route instead")
     elif OPTIONS.route is not None:
-        return OPTIONS.route
+        return Routes(OPTIONS.route, OPTIONS.route)
     if OPTIONS.compile:
-        return "aten"  # plain weights, which inductor's freezing pre-packs itself
+        return Routes("aten", "aten")  # plain weights, which inductor's freezing pre-packs itself
     if device.type != "cpu" or dtype not in (torch.float32, torch.bfloat16) or not torch.backends.mkldnn.is_available():
-        return "aten"
-    if dtype == torch.bfloat16 and not torch.cpu._is_avx512_bf16_supported():
-        return "aten"
-    return "onednn" if torch.backends.cpu.get_cpu_capability().startswith("AVX512") else "aten"
+        return Routes("aten", "aten")
+    key = (dtype, in_features, out_features)
+    if key not in _MEASURED:
+        _MEASURED[key] = measure_routes(dtype, in_features, out_features)
+    return _MEASURED[key].routes
 
 
 _WARNED: set[str] = set()
@@ -283,25 +390,26 @@ def _warn_once(message: str) -> None:
 
 @dataclass
 class FastLinear:
-    """One Linear's weight in the form its route runs: y = x·Wᵀ + b, GELU'd if ``gelu``.
+    """One Linear's weight in the forms its routes run: y = x·Wᵀ + b, GELU'd if ``gelu``.
 
     transformers: none
     """
 
-    weight: torch.Tensor  # (out, in): in oneDNN's packed layout for route "onednn", int8 for route "int8"
+    weight: torch.Tensor  # (out, in): the parameter itself, or int8 for route "int8"
     bias: torch.Tensor | None  # (out,)
-    route: str
-    gelu: bool = False  # exact GELU fused into the product (route "onednn" only)
+    routes: Routes
+    packed: torch.Tensor | None = None  # (out, in) in oneDNN's blocked layout, where a route is "onednn"
+    gelu: bool = False  # exact GELU on the output (fused into the product on route "onednn")
     scale: torch.Tensor | None = None  # (out,) route "int8": W ≈ scale · Q, per output channel
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """(M, in) -> (M, out)."""
-        if self.route == "onednn":
+        route = self.routes.for_rows(x.shape[0])
+        if route == "onednn":
             post_op, algorithm = ("gelu", "none") if self.gelu else ("none", "")  # "none": erf GELU, not tanh
-            return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, post_op, [], algorithm)
-        if self.route == "int8":
-            return self._int8(x)
-        return F.linear(x, self.weight, self.bias)
+            return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, post_op, [], algorithm)
+        y = self._int8(x) if route == "int8" else F.linear(x, self.weight, self.bias)  # (M, out)
+        return F.gelu(y) if self.gelu else y
 
     def _int8(self, x: torch.Tensor) -> torch.Tensor:
         """x·Wᵀ + b ≈ (s_x ⊗ s_W) ⊙ (Q_x·Q_Wᵀ) + b, with one scale per row of x: a token
@@ -320,14 +428,14 @@ def _quantize_int8(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.round(weight / scale[:, None]).to(torch.int8), scale  # (out, in), (out,)
 
 
-def _prepare(weight: torch.Tensor, bias: torch.Tensor | None, route: str, gelu: bool = False) -> FastLinear:
+def _prepare(weight: torch.Tensor, bias: torch.Tensor | None, routes: Routes, gelu: bool = False) -> FastLinear:
     weight, bias = weight.detach(), None if bias is None else bias.detach()
-    if route == "onednn":  # packed once for any number of rows (no batch-size hint)
-        return FastLinear(torch.ops.mkldnn._reorder_linear_weight(weight, None), bias, route, gelu)
-    if route == "int8":
+    if "int8" in (routes.few, routes.many):
         quantized, scale = _quantize_int8(weight)
-        return FastLinear(quantized, bias, route, scale=scale)
-    return FastLinear(weight, bias, route)
+        return FastLinear(quantized, bias, routes, gelu=gelu, scale=scale)
+    # Packed once for any number of rows (no batch-size hint); F.linear reads the parameter itself.
+    packed = torch.ops.mkldnn._reorder_linear_weight(weight, None) if "onednn" in (routes.few, routes.many) else None
+    return FastLinear(weight, bias, routes, packed, gelu)
 
 
 @dataclass
@@ -372,39 +480,46 @@ class FastWeights:
     transformers: none
     """
 
-    def __init__(self, model: nn.Module, route: str, options: FastOptions) -> None:
-        self.route = route
+    def __init__(self, model: nn.Module, routes: Routes, options: FastOptions) -> None:
+        self.routes = routes
         self.options = options
         self.source = _parameter_state(model)
         #: The products' dtype (the weights'), and the residual stream's: fp32 for bf16/fp16
         #: weights under ``fp32_stream``, so that no sum or LayerNorm is rounded to them.
         self.dtype = model.embeddings.word_embeddings.weight.dtype
+        if self.dtype == torch.bfloat16 and model.embeddings.word_embeddings.weight.device.type == "cpu":
+            cpu_capability.warn_if_bf16_is_slow("the fast path, bf16 weights")
         low = self.dtype in (torch.bfloat16, torch.float16)
         self.stream_dtype = torch.float32 if low and options.fp32_stream else self.dtype
         self.embeddings_norm = _norm(model.embeddings.LayerNorm, self.stream_dtype)
         self.layers = [self._layer(layer) for layer in model.encoder.layer]
         dense = None if model.pooler is None else model.pooler.dense
-        self.pooler = None if dense is None else _prepare(dense.weight, dense.bias, route)  # H -> H, tanh after
+        self.pooler = None if dense is None else _prepare(dense.weight, dense.bias, routes)  # H -> H, tanh after
         #: Compiled encoders (option ``compile``) by batch shape; None: that shape failed to compile.
         self.compiled: dict[tuple[tuple[int, int], ...], Callable | None] = {}
+
+    @property
+    def route(self) -> str:
+        """The routes in words: one name where every product runs one route."""
+        return str(self.routes)
 
     def _layer(self, layer: nn.Module) -> FastLayer:
         attention = layer.attention.self
         if self.options.fuse_qkv:
             weight = torch.cat([attention.query.weight, attention.key.weight, attention.value.weight])  # (3H, H)
             bias = torch.cat([attention.query.bias, attention.key.bias, attention.value.bias])  # (3H,)
-            qkv = [_prepare(weight, bias, self.route)]
+            qkv = [_prepare(weight, bias, self.routes)]
         else:
-            qkv = [_prepare(linear.weight, linear.bias, self.route) for linear in (attention.query, attention.key, attention.value)]
-        fuse_gelu = (self.options.fuse_gelu and self.route == "onednn"
+            qkv = [_prepare(linear.weight, linear.bias, self.routes) for linear in (attention.query, attention.key, attention.value)]
+        fuse_gelu = (self.options.fuse_gelu
                      and isinstance(layer.intermediate.intermediate_act_fn, GELUActivation))
         dense = layer.attention.output.dense
         return FastLayer(
             qkv=qkv,
-            attention_out=_prepare(dense.weight, dense.bias, self.route),
+            attention_out=_prepare(dense.weight, dense.bias, self.routes),
             attention_norm=_norm(layer.attention.output.LayerNorm, self.stream_dtype),
-            intermediate=_prepare(layer.intermediate.dense.weight, layer.intermediate.dense.bias, self.route, fuse_gelu),
-            output=_prepare(layer.output.dense.weight, layer.output.dense.bias, self.route),
+            intermediate=_prepare(layer.intermediate.dense.weight, layer.intermediate.dense.bias, self.routes, fuse_gelu),
+            output=_prepare(layer.output.dense.weight, layer.output.dense.bias, self.routes),
             output_norm=_norm(layer.output.LayerNorm, self.stream_dtype),
         )
 
@@ -418,7 +533,7 @@ class FastWeights:
             tensors += [layer.attention_norm.weight, layer.attention_norm.bias,
                         layer.output_norm.weight, layer.output_norm.bias]
         for linear in linears:
-            tensors += [t for t in (linear.weight, linear.bias, linear.scale) if t is not None]
+            tensors += [t for t in (linear.weight, linear.bias, linear.packed, linear.scale) if t is not None]
         return sum(t.numel() * t.element_size() for t in tensors if t.is_mkldnn or t.data_ptr() not in parameters)
 
 
@@ -441,14 +556,16 @@ def fast_weights(model: nn.Module) -> FastWeights:
     transformers: none
     """
     weight = model.embeddings.word_embeddings.weight
-    route = choose_route(weight.dtype, weight.device)
-    cache = _DERIVED.setdefault(model, {})  # (route, options) -> FastWeights
+    dense = model.encoder.layer[0].intermediate.dense if len(model.encoder.layer) else None
+    shape = (0, 0) if dense is None else (dense.in_features, dense.out_features)  # the largest product, H -> I
+    routes = choose_routes(weight.dtype, weight.device, *shape)
+    cache = _DERIVED.setdefault(model, {})  # (routes, options) -> FastWeights
     state = _parameter_state(model)
-    cached = cache.get((route, OPTIONS))
+    cached = cache.get((routes, OPTIONS))
     if cached is None or cached.source != state:
         if any(entry.source != state for entry in cache.values()):
             cache.clear()  # the parameters changed: every derived form is stale
-        cached = cache[(route, OPTIONS)] = FastWeights(model, route, OPTIONS)
+        cached = cache[(routes, OPTIONS)] = FastWeights(model, routes, OPTIONS)
     return cached
 
 
@@ -617,6 +734,7 @@ class CompiledLayerWeights(nn.Module):
         super().__init__()
         self.route = route
         self.fused_qkv = len(layer.qkv) == 1
+        self.gelu = layer.intermediate.gelu
         linears = {f"qkv{index}": linear for index, linear in enumerate(layer.qkv)}
         linears |= {name: getattr(layer, name) for name in self.LINEARS}
         for name, linear in linears.items():
@@ -631,7 +749,8 @@ class CompiledLayerWeights(nn.Module):
     def fast_layer(self) -> FastLayer:
         """The FastLayer, rebuilt on the buffers (so that the compiler reads them)."""
         def linear(name: str) -> FastLinear:
-            return FastLinear(getattr(self, f"{name}_weight"), getattr(self, f"{name}_bias"), self.route,
+            return FastLinear(getattr(self, f"{name}_weight"), getattr(self, f"{name}_bias"),
+                              Routes(self.route, self.route), gelu=self.gelu and name == "intermediate",
                               scale=getattr(self, f"{name}_scale"))
 
         def norm(name: str) -> FastNorm:

@@ -3,10 +3,12 @@
     .venv/bin/python tools/performance_report.py             # ~25 minutes on 2 cores
     .venv/bin/python tools/performance_report.py --runs 10
     .venv/bin/python tools/performance_report.py --render-only   # after editing the prose
+    .venv/bin/python tools/performance_report.py --emulated-only # the AVX2 tables only (~10 minutes)
 
 The prose is docs/templates/performance.md; the tables come from one run of
 ``benchmark.run_benchmark`` (the same code ``python -m mini_hf_bert benchmark`` runs),
-kept in docs/performance.json. Both record a fingerprint of the fast path, the model file
+kept in docs/performance.json. A second run, in a process whose CPU kernels are held to
+AVX2 (``EMULATION_ENV``), measures the AVX2 tables: one table per CPU kind. Both record a fingerprint of the fast path, the model file
 and the benchmark; a test fails when they change and the document was not measured again.
 Timings are checked by no test: they move by up to 2x between runs and machines.
 """
@@ -31,7 +33,8 @@ DOC = os.path.join(ROOT, "docs", "performance.md")
 #: What the measurements depend on (the rendering in this script does not: --render-only).
 MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark.py", "mini_hf_bert/parity/engines.py",
                     "mini_hf_bert/parity/ctranslate2_worker.py", "mini_hf_bert/modeling_bert_fast.py",
-                    "mini_hf_bert/modeling_bert.py", "mini_hf_bert/integrations/sdpa_attention.py")
+                    "mini_hf_bert/modeling_bert.py", "mini_hf_bert/integrations/sdpa_attention.py",
+                    "mini_hf_bert/cpu_capability.py")
 
 TEMPLATE = os.path.join(ROOT, "docs", "templates", "performance.md")
 MEASUREMENTS = os.path.join(ROOT, "docs", "performance.json")
@@ -55,6 +58,15 @@ INT8, INT8_COMPILED, ENGINE_INT8 = ("mini_hf_bert fast, int8 (per-token dynamic)
                                     "CTranslate2, int8")
 
 
+#: The switches that make this CPU run an AVX2 CPU's kernels: torch's, oneDNN's and MKL's
+#: (cpu_capability.EMULATION_SWITCHES) and CTranslate2's. ONNX Runtime and OpenVINO have no
+#: such switch: they run this CPU's own kernels in the emulated tables too.
+EMULATION_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+                 "CT2_FORCE_CPU_ISA": "AVX2"}
+#: What the AVX2 run measures: the two cases the targets name, no compiling.
+EMULATED_WORKLOADS, EMULATED_PEERS = ("W1", "W2"), ("transformers", "onnxruntime", "openvino", "ctranslate2")
+
+
 def _met(ok: bool) -> str:
     return "yes" if ok else "no"
 
@@ -66,25 +78,11 @@ def _roofline_row(measured: dict, timing: dict, dtype: str, factor: float) -> st
             f"{timing['ms'] / roofline_ms:.2f}x | {_met(timing['ms'] <= factor * roofline_ms)} |")
 
 
-def targets_table(measured: dict) -> str:
-    """Each target beside what was measured: met or not."""
+def _engine_rows(measured: dict, workloads: tuple[str, ...] | None = None) -> list[str]:
+    """Ours against the best other engine per case, and int8 against CTranslate2's int8."""
     ratio = {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
-    rows = ["| target | measured | met |", "|---|---:|---|"]
-    for workload, dtype, least in TARGETS:
-        fast = ratio[(workload, dtype, FAST)]
-        rows.append(f"| {workload} {dtype}: >= {least}x transformers sdpa | {fast['ratio']:.2f}x | "
-                    f"{_met(fast['ratio'] >= least)} |")
-    rows.append(_roofline_row(measured, ratio[("W1", "bf16", FAST)], "bf16", ROOFLINE_FACTOR))
-    slowest = min(t["ratio"] for t in measured["timings"] if t["contender"] == FAST)
-    rows.append(f"| no workload or dtype below 1.0x transformers sdpa | slowest {slowest:.2f}x | {_met(slowest >= 1.0)} |")
-    first = measured["first_output"]
-    torch_alone = first.get("import torch")
-    ours = next((v for k, v in first.items() if k.startswith("mini_hf_bert")), None)
-    if torch_alone and ours:
-        rows.append(f"| fresh process, first output within {FIRST_OUTPUT_FACTOR}x of `import torch` | "
-                    f"{ours / torch_alone:.2f}x | {_met(ours <= FIRST_OUTPUT_FACTOR * torch_alone)} |")
-    # Against the other engines: ours by default, and the best of ours with compile asked for.
-    for workload in sorted({t["workload"] for t in measured["timings"]}):
+    rows = []
+    for workload in sorted(workloads or {t["workload"] for t in measured["timings"]}):
         for dtype in ("fp32", "bf16"):
             engines = [ratio[key] for key in ((workload, dtype, name) for name in ENGINES) if key in ratio]
             if not engines or (workload, dtype, FAST) not in ratio:
@@ -97,39 +95,123 @@ def targets_table(measured: dict) -> str:
                         f"{best['ms']:.1f} ms) | default {best['ms'] / ours_default['ms']:.2f}x, "
                         f"best of ours {best['ms'] / ours_best['ms']:.2f}x ({ours_best['contender']}) | "
                         f"{_met(best['ms'] >= ours_best['ms'])} |")
+    for workload in ("W1", "W2"):
+        engine_int8 = ratio.get((workload, "fp32", ENGINE_INT8))
+        ours_int8 = [ratio[key] for key in ((workload, "fp32", INT8), (workload, "fp32", INT8_COMPILED)) if key in ratio]
+        if engine_int8 and ours_int8:
+            best = min(ours_int8, key=lambda t: t["ms"])
+            rows.append(f"| {workload} int8: >= 1.0x CTranslate2 int8 ({engine_int8['ms']:.1f} ms) | "
+                        f"{engine_int8['ms'] / best['ms']:.2f}x ({best['contender']}) | "
+                        f"{_met(engine_int8['ms'] >= best['ms'])} |")
+    return rows
+
+
+def _slowest_row(measured: dict) -> str:
+    slowest = min(t["ratio"] for t in measured["timings"] if t["contender"] == FAST)
+    return f"| no workload or dtype below 1.0x transformers sdpa | slowest {slowest:.2f}x | {_met(slowest >= 1.0)} |"
+
+
+def targets_table(measured: dict) -> str:
+    """Each target beside what was measured: met or not."""
+    ratio = {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
+    rows = ["| target | measured | met |", "|---|---:|---|"]
+    for workload, dtype, least in TARGETS:
+        fast = ratio[(workload, dtype, FAST)]
+        rows.append(f"| {workload} {dtype}: >= {least}x transformers sdpa | {fast['ratio']:.2f}x | "
+                    f"{_met(fast['ratio'] >= least)} |")
+    rows.append(_roofline_row(measured, ratio[("W1", "bf16", FAST)], "bf16", ROOFLINE_FACTOR))
+    rows.append(_slowest_row(measured))
+    first = measured["first_output"]
+    torch_alone = first.get("import torch")
+    ours = next((v for k, v in first.items() if k.startswith("mini_hf_bert")), None)
+    if torch_alone and ours:
+        rows.append(f"| fresh process, first output within {FIRST_OUTPUT_FACTOR}x of `import torch` | "
+                    f"{ours / torch_alone:.2f}x | {_met(ours <= FIRST_OUTPUT_FACTOR * torch_alone)} |")
+    # Against the other engines: ours by default, and the best of ours with compile asked for.
+    rows += _engine_rows(measured)
     openvino = ratio.get(("W1", "bf16", "OpenVINO"))
     if openvino:
         ours_diff = ratio[("W1", "bf16", FAST)]["max_diff"]
         rows.append(f"| W1 bf16: max abs diff vs fp32 <= OpenVINO's ({openvino['max_diff']:.3f}) | {ours_diff:.3f} | "
                     f"{_met(ours_diff <= openvino['max_diff'])} |")
-    engine_int8 = ratio.get(("W1", "fp32", ENGINE_INT8))
-    ours_int8 = [ratio[key] for key in (("W1", "fp32", INT8), ("W1", "fp32", INT8_COMPILED)) if key in ratio]
-    if engine_int8 and ours_int8:
-        best = min(ours_int8, key=lambda t: t["ms"])
-        rows.append(f"| W1 int8: >= 1.0x CTranslate2 int8 ({engine_int8['ms']:.0f} ms) | "
-                    f"{engine_int8['ms'] / best['ms']:.2f}x ({best['contender']}) | {_met(engine_int8['ms'] >= best['ms'])} |")
     rows.append(_roofline_row(measured, ratio[("W1", "fp32", FAST)], "fp32", ENGINE_ROOFLINE_FACTOR))
     return "\n".join(rows)
+
+
+def emulated_targets_table(measured: dict) -> str:
+    """The AVX2 targets: W1 and W2 in fp32 at least level with the best other engine, and
+    never slower than transformers sdpa."""
+    rows = ["| target | measured | met |", "|---|---:|---|", _slowest_row(measured)]
+    rows += [row for row in _engine_rows(measured, EMULATED_WORKLOADS) if " fp32: " in row or " int8: " in row]
+    return "\n".join(rows)
+
+
+def _report(measured: dict):
+    from mini_hf_bert.parity import benchmark
+
+    return benchmark.Report(
+        machine=measured["machine"],
+        timings=[benchmark.Timing(**t) for t in measured["timings"]],
+        rooflines={tuple(k.split("/")): tuple(v) for k, v in measured["rooflines"].items()},
+        extra_memory=measured["extra_memory"], first_output=measured["first_output"], notes=measured["notes"],
+        accuracy=[benchmark.Accuracy(**a) for a in measured.get("accuracy", [])],
+        cpu_kind=measured.get("cpu_kind", ""), routes=measured.get("routes", []),
+        weight_values=measured.get("weight_values", 0), read_rate=measured.get("read_rate", 0.0),
+    )
 
 
 def render(measured: dict) -> str:
     """docs/performance.md from the template (the prose) and one run's measurements."""
     from mini_hf_bert.parity import benchmark
 
-    report = benchmark.Report(
-        machine=measured["machine"],
-        timings=[benchmark.Timing(**t) for t in measured["timings"]],
-        rooflines={tuple(k.split("/")): tuple(v) for k, v in measured["rooflines"].items()},
-        extra_memory=measured["extra_memory"], first_output=measured["first_output"], notes=measured["notes"],
-        accuracy=[benchmark.Accuracy(**a) for a in measured.get("accuracy", [])],
-    )
+    emulated = measured.get("emulated")
     with open(TEMPLATE, encoding="utf-8") as f:
         template = f.read()
-    body = render_template(template, {"minutes": str(measured["minutes"]), "runs": str(measured["runs"]),
-                                      "tables": benchmark.format_report(report).rstrip(),
-                                      "targets": targets_table(measured)}, "docs/templates/performance.md")
+    body = render_template(template, {
+        "minutes": str(measured["minutes"]), "runs": str(measured["runs"]), "kind": measured.get("cpu_kind", ""),
+        "tables": benchmark.format_report(_report(measured)).rstrip(), "targets": targets_table(measured),
+        "emulated_minutes": str(emulated["minutes"]) if emulated else "-",
+        "emulated_kind": emulated.get("cpu_kind", "") if emulated else "not measured",
+        "emulated_tables": benchmark.format_report(_report(emulated)).rstrip() if emulated else "Not measured.",
+        "emulated_targets": emulated_targets_table(emulated) if emulated else "Not measured.",
+    }, "docs/templates/performance.md")
     return body.rstrip() + (f"\n\n<!-- generated by tools/performance_report.py from docs/performance.json; "
                             f"sources fingerprint: {measured['fingerprint']} -->\n")
+
+
+def measure(runs: int, emulated: bool) -> dict:
+    """One benchmark run as performance.json keeps it: the full run, or the AVX2 run
+    (``EMULATED_WORKLOADS`` against ``EMULATED_PEERS``, in this process, whose kernels the
+    caller held to AVX2)."""
+    from mini_hf_bert.parity import benchmark
+
+    start = time.perf_counter()
+    options = dict(workloads=EMULATED_WORKLOADS, peers=EMULATED_PEERS, first_output=False, accuracy=False) \
+        if emulated else {}
+    report = benchmark.run_benchmark(runs=runs, progress=lambda line: print(f"timing {line} ...", file=sys.stderr,
+                                                                           flush=True), **options)
+    return dict(
+        fingerprint=sources_fingerprint(), runs=runs, minutes=round((time.perf_counter() - start) / 60),
+        machine=report.machine, cpu_kind=report.cpu_kind, timings=[dataclasses.asdict(t) for t in report.timings],
+        rooflines={"/".join(k): list(v) for k, v in report.rooflines.items()},
+        extra_memory=report.extra_memory, first_output=report.first_output, notes=report.notes,
+        accuracy=[dataclasses.asdict(a) for a in report.accuracy], routes=report.routes,
+        weight_values=report.weight_values, read_rate=report.read_rate,
+    )
+
+
+def measure_emulated(runs: int) -> dict:
+    """The AVX2 run, in a process of its own whose kernels ``EMULATION_ENV`` holds to AVX2
+    (the switches are read when the libraries load)."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "emulated.json")
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--runs", str(runs), "--emulated-part", out],
+                       env=os.environ | EMULATION_ENV, check=True)
+        with open(out, encoding="utf-8") as f:
+            return json.load(f)
 
 
 def main() -> int:
@@ -137,21 +219,23 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=None, help="timed calls per contender (default: the benchmark's)")
     parser.add_argument("--render-only", action="store_true",
                         help="re-render docs/performance.md from docs/performance.json and the template (no timing)")
+    parser.add_argument("--emulated-only", action="store_true",
+                        help="measure the AVX2 tables again, keep the rest of docs/performance.json")
+    parser.add_argument("--emulated-part", metavar="JSON", help=argparse.SUPPRESS)  # the AVX2 run's own process
     args = parser.parse_args()
-    if not args.render_only:
-        from mini_hf_bert.parity import benchmark
+    from mini_hf_bert.parity import benchmark
 
-        runs = args.runs or benchmark.RUNS
-        start = time.perf_counter()
-        report = benchmark.run_benchmark(runs=runs, progress=lambda line: print(f"timing {line} ...",
-                                                                             file=sys.stderr, flush=True))
-        measured = dict(
-            fingerprint=sources_fingerprint(), runs=runs, minutes=round((time.perf_counter() - start) / 60),
-            machine=report.machine, timings=[dataclasses.asdict(t) for t in report.timings],
-            rooflines={"/".join(k): list(v) for k, v in report.rooflines.items()},
-            extra_memory=report.extra_memory, first_output=report.first_output, notes=report.notes,
-            accuracy=[dataclasses.asdict(a) for a in report.accuracy],
-        )
+    runs = args.runs or benchmark.RUNS
+    if args.emulated_part:
+        write_text(args.emulated_part, json.dumps(measure(runs, emulated=True)) + "\n")
+        return 0
+    if not args.render_only:
+        if args.emulated_only:
+            with open(MEASUREMENTS, encoding="utf-8") as f:
+                measured = json.load(f)
+        else:
+            measured = measure(runs, emulated=False)
+        measured["emulated"] = measure_emulated(runs)
         write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
     with open(MEASUREMENTS, encoding="utf-8") as f:
         measured = json.load(f)

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .. import modeling_bert_fast
+from .. import cpu_capability, modeling_bert_fast
 from . import engines
 from ..configuration_bert import BertConfig
 from ..modeling_bert import BertModel
@@ -156,6 +156,10 @@ class Report:
     first_output: dict[str, float]  # what -> seconds, fresh process
     notes: list[str]
     accuracy: list[Accuracy] = dataclasses.field(default_factory=list)  # on the real checkpoint
+    cpu_kind: str = ""  # what the kernels ran on (cpu_capability.cpu_kind), emulation said
+    routes: list[dict] = dataclasses.field(default_factory=list)  # the fast path's route choices (route_record)
+    weight_values: int = 0  # values in the encoder's Linear weights: what a few-token call reads
+    read_rate: float = 0.0  # GB/s at which this machine sums an fp32 tensor of the weights' size (read_rate)
 
 
 def machine_description() -> str:
@@ -172,13 +176,54 @@ def machine_description() -> str:
                     break
     except OSError:
         pass
-    features = [name for name, present in (
-        ("AVX-512", torch.backends.cpu.get_cpu_capability().startswith("AVX512")),
-        ("AVX512-BF16", torch.cpu._is_avx512_bf16_supported()),
-        ("AMX", torch.cpu._is_amx_tile_supported()),
-    ) if present]
-    return (f"{cpu}, {torch.get_num_threads()} threads ({os.cpu_count()} CPUs), {', '.join(features) or 'no AVX-512'}; "
+    return (f"{cpu}, {torch.get_num_threads()} threads ({os.cpu_count()} CPUs), {cpu_capability.cpu_kind()}; "
             f"torch {torch.__version__}, Python {platform.python_version()}")
+
+
+def route_record(measurement: modeling_bert_fast.RouteMeasurement) -> dict:
+    """One route choice of the fast path as the report keeps it (JSON values).
+
+    transformers: none
+    """
+    return dict(dtype={torch.float32: "fp32", torch.bfloat16: "bf16"}.get(measurement.dtype, str(measurement.dtype)),
+                shape=list(measurement.shape), few=measurement.routes.few, many=measurement.routes.many,
+                ms={f"{name}/{route}": ms for (name, route), ms in measurement.ms.items()},
+                unavailable=measurement.unavailable, seconds=measurement.seconds)
+
+
+def weight_values(config: BertConfig) -> int:
+    """Values in the encoder's Linear weights (Q, K, V, O and the feed-forward pair).
+
+    transformers: none
+    """
+    hidden, inner = config.hidden_size, config.intermediate_size
+    return config.num_hidden_layers * (4 * hidden * hidden + 2 * hidden * inner)
+
+
+def read_rate(values: int, runs: int = 5) -> float:
+    """GB/s at which torch sums ``values`` fp32 values, the fastest of ``runs``: how fast
+    this machine reads memory with the run's threads, the ceiling for streaming weights.
+
+    transformers: none
+    """
+    data = torch.ones(values)
+    data.sum()  # the pages are touched once before timing
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        data.sum()
+        best = min(best, time.perf_counter() - start)
+    return values * data.element_size() / best / 1e9
+
+
+def weight_bytes(report: Report, timing: Timing) -> int:
+    """The bytes of encoder weights one call of ``timing``'s contender reads: 1 per value
+    for int8 rows, 2 for bf16, 4 for fp32.
+
+    transformers: none
+    """
+    per_value = 1 if "int8" in timing.contender else (2 if timing.dtype == "bf16" else 4)
+    return report.weight_values * per_value
 
 
 def make_inputs(workload: Workload, vocab_size: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -227,10 +272,11 @@ def gemm_rate(config: BertConfig, tokens: int, dtype: torch.dtype, runs: int = 1
     linear = nn.Linear(config.hidden_size, config.intermediate_size).to(dtype)
     x = torch.randn(tokens, config.hidden_size, dtype=dtype)
     candidates = [lambda: linear(x)]
-    route = modeling_bert_fast.choose_route(dtype, x.device)
-    if route != "aten":
-        packed = modeling_bert_fast._prepare(linear.weight, linear.bias, route)
+    try:
+        packed = modeling_bert_fast._prepare(linear.weight, linear.bias, modeling_bert_fast.Routes("onednn", "onednn"))
         candidates.append(lambda: packed(x))
+    except RuntimeError:  # oneDNN cannot pack this dtype on this CPU (bf16 below AVX-512)
+        pass
     best = float("inf")
     with torch.inference_mode():
         for call in candidates:
@@ -399,6 +445,10 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
     rooflines: dict[tuple[str, str], tuple[float, float]] = {}
     extra_memory: dict[str, int] = {}
     notes: list[str] = []
+    slowdown = cpu_capability.warn_if_bf16_is_slow("the benchmark") if "bf16" in dtypes else None
+    if slowdown:
+        notes.append(f"bf16 is emulated on this CPU ({cpu_capability.cpu_kind()}): a bf16 product measured "
+                     f"{slowdown:.1f}x slower than fp32's (cpu_capability.bf16_slowdown).")
     with tempfile.TemporaryDirectory() as scratch, warnings.catch_warnings():
         # The peers' own notices (nested tensors are a "prototype"; the ONNX exporter's
         # deprecations) say nothing about the timings.
@@ -425,7 +475,7 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
                     contenders[INT8] = _ours(ours, "fast", route="int8")
                 if ablations:
                     for option, (off, label) in ABLATIONS.items():
-                        if option == "route" and modeling_bert_fast.choose_route(dtype, ids.device) == off:
+                        if option == "route" and str(modeling_bert_fast.fast_weights(ours).routes) == off:
                             continue  # already the route in force
                         if option == "fp32_stream" and dtype == torch.float32:
                             continue  # the stream is fp32 already
@@ -483,7 +533,9 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
     int8_problem = modeling_bert_fast.int8_unavailable(torch.float32, torch.device("cpu"))
     if int8_problem and "fp32" in dtypes:
         notes.append(f"The fast path's int8 rows are left out: {int8_problem}.")
-    return Report(machine_description(), timings, rooflines, extra_memory, first, notes, measured_accuracy)
+    routes = [route_record(m) for m in modeling_bert_fast.route_measurements()]
+    return Report(machine_description(), timings, rooflines, extra_memory, first, notes, measured_accuracy,
+                  cpu_capability.cpu_kind(), routes, weight_values(config), read_rate(weight_values(config)))
 
 
 def _time_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.Tensor, reference: torch.Tensor,
@@ -679,20 +731,50 @@ def format_report(report: Report) -> str:
     for workload_name, dtype_name in cases:
         workload = WORKLOADS[workload_name]
         roofline_ms, rate = report.rooflines[(workload_name, dtype_name)]
+        # A few-token call reads every weight once: its rate of reading them is its measure.
+        streaming = report.weight_values and workload.real_tokens <= modeling_bert_fast.FEW_ROWS
         lines.append(f"### {workload.describe()}, {dtype_name}")
         lines.append("")
+        if report.cpu_kind:
+            lines.append(f"CPU kind: {report.cpu_kind}.")
+            lines.append("")
         lines.append(f"GEMM roofline on the real tokens: {roofline_ms:.1f} ms (at {rate:.0f} GFLOP/s, the best "
                      f"rate measured here for the (tokens, H) x (H, I) product).")
         lines.append("")
-        lines.append(f"| contender | ms | real tokens/s | vs {BASELINE} | max abs diff vs fp32 |")
-        lines.append("|---|---:|---:|---:|---:|")
+        extra = " weights read, GB/s |" if streaming else ""
+        lines.append(f"| contender | ms | real tokens/s | vs {BASELINE} | max abs diff vs fp32 |{extra}")
+        lines.append("|---|---:|---:|---:|---:|" + ("---:|" if streaming else ""))
         for t in report.timings:
             if (t.workload, t.dtype) != (workload_name, dtype_name):
                 continue
             ratio = "" if t.ratio is None else f"{t.ratio:.2f}x"
             diff = "" if t.max_diff is None else f"{t.max_diff:.1e}"
-            lines.append(f"| {t.contender} | {t.ms:.1f} | {t.tokens_per_s:,.0f} | {ratio} | {diff} |")
+            rate_read = f" {weight_bytes(report, t) / (t.ms / 1000) / 1e9:.1f} |" if streaming else ""
+            lines.append(f"| {t.contender} | {t.ms:.1f} | {t.tokens_per_s:,.0f} | {ratio} | {diff} |{rate_read}")
         lines.append("")
+        if streaming and report.read_rate:
+            lines.append(f"This machine reads memory at {report.read_rate:.1f} GB/s (a sum over as many fp32 values as "
+                         f"the encoder's weights, the run's threads): the ceiling of the last column for fp32.")
+            lines.append("")
+    if report.routes:
+        lines.append(f"### The fast path's product routes, as measured here (few rows: at most "
+                     f"{modeling_bert_fast.FEW_ROWS}, timed at {modeling_bert_fast.PROBE_ROWS['few']}; many: timed at "
+                     f"{modeling_bert_fast.PROBE_ROWS['many']})")
+        lines.append("")
+        lines.append("| dtype | product | few rows: F.linear / oneDNN ms | chosen | many rows: F.linear / oneDNN ms "
+                     "| chosen | measuring took |")
+        lines.append("|---|---|---:|---|---:|---|---:|")
+        for r in report.routes:
+            def pair(name: str) -> str:
+                return " / ".join(f"{r['ms'][f'{name}/{route}']:.3f}" if f"{name}/{route}" in r["ms"] else "-"
+                                  for route in ("aten", "onednn"))
+            lines.append(f"| {r['dtype']} | {r['shape'][0]} -> {r['shape'][1]} | {pair('few')} | {r['few']} | "
+                         f"{pair('many')} | {r['many']} | {1000 * r['seconds']:.0f} ms |")
+        lines.append("")
+        for r in report.routes:
+            for route, why in r["unavailable"].items():
+                lines.append(f"Route {route} cannot run {r['dtype']} here: {why}")
+                lines.append("")
     if report.extra_memory:
         lines.append("Extra memory of the fast path (derived weights, beyond the parameters): " + ", ".join(
             f"{name} {nbytes / 2**20:.0f} MiB" for name, nbytes in report.extra_memory.items()) + ".")

@@ -47,6 +47,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from .. import cpu_capability
 from ..checkpoints.errors import CheckpointError
 from ..checkpoints.hf_format import SAFE_WEIGHTS_NAME, read_safetensors
 from ..file_utils import (
@@ -214,7 +215,7 @@ def bf16_is_native(device: torch.device | None = None) -> bool:
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
-    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    return cpu_capability.bf16_is_native()
 
 
 def global_batch(examples: Sequence, step: int, batch_size: int, seed: int) -> list:
@@ -257,6 +258,8 @@ class Trainer:
             raise ValueError("there are no training examples")
         self.config, self.task = config, task
         self.model = model.to(self.device)
+        if config.bf16 and self.device.type == "cpu":
+            cpu_capability.warn_if_bf16_is_slow("training with bf16 (--bf16)")
         forward = task.training_module(self.model) if task.training_module else self.model
         self.wrapped = nn.parallel.DistributedDataParallel(forward) if self.world_size > 1 else forward
         if config.optimizer == "google":
