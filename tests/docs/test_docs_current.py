@@ -248,19 +248,35 @@ def test_performance_doc_was_measured_with_the_current_code():
     )
 
 
-def test_performance_doc_has_every_case_and_fast_agrees_with_transformers():
+#: Where docs/performance.md's AVX2 section starts: above it, this CPU's tables.
+AVX2_SECTION = "## Measured on an AVX2 CPU: "
+
+
+@pytest.mark.parametrize("section", ["this CPU", "AVX2"])
+def test_performance_doc_has_every_case_and_fast_agrees_with_transformers(section):
+    """One table per case for each CPU kind measured (all workloads on this CPU; W1 and W2
+    on AVX2), each saying the kind beside it, and the fast path within the fp32 bound."""
     from mini_hf_bert.parity.benchmark import DTYPES, WORKLOADS
     from mini_hf_bert.parity.compare import FAST_FP32_ATOL
 
-    doc = _read("docs/performance.md")
+    native, _, emulated = _read("docs/performance.md").partition(AVX2_SECTION)
+    assert emulated, f"docs/performance.md has no section {AVX2_SECTION!r}"
+    doc, workloads = (native, WORKLOADS) if section == "this CPU" else (emulated.split("\n## ")[0], ("W1", "W2"))
     cases = re.findall(r"^### (W\d): .*, (fp32|bf16)$", doc, flags=re.M)
-    assert sorted(cases) == sorted((w, d) for w in WORKLOADS for d in DTYPES)
-    # | contender | ms | tokens/s | ratio | max diff |, per case in order
-    fast = re.findall(r"^\| mini_hf_bert fast \| [\d.]+ \| [\d,]+ \| [\d.]+x \| ([\d.e+-]+) \|$", doc, flags=re.M)
+    assert sorted(cases) == sorted((w, d) for w in workloads for d in DTYPES)
+    kinds = re.findall(r"^### W\d: .*\n\nCPU kind: (.+)\.$", doc, flags=re.M)
+    assert len(kinds) == len(cases) and len(set(kinds)) == 1
+    assert kinds[0].startswith("AVX2 (emulated: ") == (section == "AVX2")
+    # | contender | ms | tokens/s | ratio | max diff | (weights read, GB/s |), per case in order
+    fast = re.findall(r"^\| mini_hf_bert fast \| [\d.]+ \| [\d,]+ \| [\d.]+x \| ([\d.e+-]+) \|(?: [\d.]+ \|)?$", doc,
+                      flags=re.M)
     assert len(fast) == len(cases)
     for (workload, dtype), diff in zip(cases, fast):
         if dtype == "fp32":
             assert float(diff) <= FAST_FP32_ATOL, (workload, diff)
+    # The routes the fast path measured and chose, for each dtype.
+    routes = re.findall(r"^\| (fp32|bf16) \| \d+ -> \d+ \| [\d.]+ / (?:[\d.]+|-) \| (aten|onednn) \|", doc, flags=re.M)
+    assert sorted(dtype for dtype, _ in routes) == sorted(DTYPES)
 
 
 def test_performance_doc_is_the_rendering_of_its_measurements():
