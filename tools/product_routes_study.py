@@ -16,9 +16,7 @@ Run it with the AVX2 switches (docs/performance.md) to see an AVX2 CPU's kernels
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
@@ -27,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert import cpu_capability  # noqa: E402
+from mini_hf_bert.parity.benchmark import _median_ms  # noqa: E402
 
 #: bert-base's Linear products, (in, out), and its layer count.
 PRODUCTS = ((768, 2304), (768, 768), (768, 3072), (3072, 768))
@@ -49,14 +48,10 @@ def kernels(weight: torch.Tensor, bias: torch.Tensor, rows: int) -> dict:
     return found
 
 
-def median_ms(call, runs: int = RUNS) -> float:
+def median_ms(call) -> float:
+    """The median of ``RUNS`` timed calls, after one untimed call (the kernel sets itself up)."""
     call()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+    return _median_ms(call, RUNS)
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ import torch
 
 from mini_hf_bert import BertConfig, BertModel, cpu_capability, modeling_bert_fast
 from mini_hf_bert.modeling_bert_fast import FEW_ROWS, Routes
-from mini_hf_bert.parity.compare import FAST_FP32_ATOL
+from mini_hf_bert.parity.compare import BF16_MIN_COSINE, FAST_FP32_ATOL
 
 pytestmark = pytest.mark.cpu_kernels
 
@@ -188,3 +188,24 @@ def test_the_bf16_slowdown_is_measured_on_this_cpu():
     assert factor > 0
     if not cpu_capability.bf16_is_native() and EMULATED:
         assert factor > 1.0, "bf16 emulated on AVX2 measured no slower than fp32"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_routes_study_times_kernels_that_compute_the_same_product(dtype):
+    """tools/product_routes_study.py compares kernels' speed: each must compute x·Wᵀ + b."""
+    from tools import product_routes_study as study
+
+    generator = torch.Generator().manual_seed(0)
+    weight = (torch.randn(48, 32, generator=generator) * 0.1).to(dtype)  # (out, in)
+    bias = torch.randn(48, generator=generator).to(dtype)
+    for rows in (1, 16):
+        x = torch.randn(rows, 32, generator=generator).to(dtype)
+        expected = x.double() @ weight.double().T + bias.double()  # (rows, out)
+        found = study.kernels(weight, bias, rows)
+        assert "F.linear" in found and (dtype == torch.bfloat16 or "MKL packed" in found or not torch._C.has_mkl)
+        for name, call in found.items():
+            got = call(x).double()  # (rows, out)
+            if dtype == torch.float32:
+                assert (got - expected).abs().max() <= FAST_FP32_ATOL, name
+            else:  # bf16 is not a parity check (compare.py): each row must point the same way
+                assert torch.nn.functional.cosine_similarity(got, expected, dim=-1).min() >= BF16_MIN_COSINE, name
