@@ -395,7 +395,7 @@ class FastLinear:
     transformers: none
     """
 
-    weight: torch.Tensor  # (out, in): the parameter itself, or int8 for route "int8"
+    weight: torch.Tensor | None  # (out, in): as the parameter (route "aten"), int8 (route "int8"), None: unread
     bias: torch.Tensor | None  # (out,)
     routes: Routes
     packed: torch.Tensor | None = None  # (out, in) in oneDNN's blocked layout, where a route is "onednn"
@@ -433,9 +433,10 @@ def _prepare(weight: torch.Tensor, bias: torch.Tensor | None, routes: Routes, ge
     if "int8" in (routes.few, routes.many):
         quantized, scale = _quantize_int8(weight)
         return FastLinear(quantized, bias, routes, gelu=gelu, scale=scale)
-    # Packed once for any number of rows (no batch-size hint); F.linear reads the parameter itself.
+    # Packed once for any number of rows (no batch-size hint). The plain weight is kept only
+    # where F.linear reads it: the stacked QKV would otherwise hold (3H, H) more per layer.
     packed = torch.ops.mkldnn._reorder_linear_weight(weight, None) if "onednn" in (routes.few, routes.many) else None
-    return FastLinear(weight, bias, routes, packed, gelu)
+    return FastLinear(weight if "aten" in (routes.few, routes.many) else None, bias, routes, packed, gelu)
 
 
 @dataclass

@@ -489,6 +489,18 @@ def test_extra_memory_is_the_stacked_qkv_on_the_aten_route():
     assert "encoder" in dict(model.named_children()) and not any("fast" in k for k in model.state_dict())
 
 
+def test_extra_memory_on_the_onednn_route_is_the_packed_copies_alone():
+    """The packed weights once more, and the stacked QKV bias; not the stacked QKV weight,
+    which no product of that route reads."""
+    if not torch.backends.mkldnn.is_available():
+        pytest.skip("no oneDNN in this torch build")
+    model = make_model()
+    hidden, inner, layers = SMALL["hidden_size"], SMALL["intermediate_size"], SMALL["num_hidden_layers"]
+    linears = 4 * hidden * hidden + 2 * hidden * inner  # Q, K, V, O and the feed-forward pair
+    with modeling_bert_fast.using_options(route="onednn"):
+        assert modeling_bert_fast.fast_weights_nbytes(model) == (layers * (linears + 3 * hidden) + hidden * hidden) * 4
+
+
 def test_from_pretrained_selects_fast_and_bad_options_are_refused(minilm_dir):
     model = BertModel.from_pretrained(minilm_dir, attn_implementation="fast")
     assert model.config.attn_implementation == "fast"
