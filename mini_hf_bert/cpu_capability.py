@@ -16,6 +16,7 @@ import functools
 import logging
 import os
 import time
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -89,6 +90,22 @@ BF16_PROBE_RUNS = 3
 
 
 @functools.cache
+def fastest_seconds(call: Callable[[], object], runs: int) -> float:
+    """The fastest of ``runs`` timed calls, in seconds, after one untimed call (a kernel's
+    first call sets itself up, and the data comes into cache): what the CPU can do, where
+    a median would also count what other work took from it.
+
+    transformers: none
+    """
+    call()
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def bf16_slowdown() -> float:
     """How many times slower a bf16 product runs than the same fp32 one on this CPU
     (F.linear on ``BF16_PROBE_SHAPE``): above 1 where bf16 is emulated. Measured once.
@@ -103,13 +120,7 @@ def bf16_slowdown() -> float:
     with torch.inference_mode():
         for dtype in (torch.float32, torch.bfloat16):
             x_, weight_ = x.to(dtype), weight.to(dtype)
-            F.linear(x_, weight_)  # warm-up: the kernel's first call sets itself up
-            times = []
-            for _ in range(BF16_PROBE_RUNS):
-                start = time.perf_counter()
-                F.linear(x_, weight_)
-                times.append(time.perf_counter() - start)
-            best[dtype] = min(times)
+            best[dtype] = fastest_seconds(lambda: F.linear(x_, weight_), BF16_PROBE_RUNS)
     return best[torch.bfloat16] / best[torch.float32]
 
 

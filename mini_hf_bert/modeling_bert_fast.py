@@ -308,13 +308,7 @@ def route_measurements() -> list[RouteMeasurement]:
 
 def _time_product(call: Callable[[], torch.Tensor]) -> float:
     """The fastest of ``PROBE_RUNS`` calls, in ms, after one untimed call."""
-    call()
-    best = float("inf")
-    for _ in range(PROBE_RUNS):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return 1000 * best
+    return 1000 * cpu_capability.fastest_seconds(call, PROBE_RUNS)
 
 
 def measure_routes(dtype: torch.dtype, in_features: int, out_features: int) -> RouteMeasurement:

@@ -207,13 +207,7 @@ def read_rate(values: int, runs: int = 5) -> float:
     transformers: none
     """
     data = torch.ones(values)
-    data.sum()  # the pages are touched once before timing
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        data.sum()
-        best = min(best, time.perf_counter() - start)
-    return values * data.element_size() / best / 1e9
+    return values * data.element_size() / cpu_capability.fastest_seconds(data.sum, runs) / 1e9
 
 
 def weight_bytes(report: Report, timing: Timing) -> int:
