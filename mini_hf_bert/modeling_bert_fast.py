@@ -10,7 +10,9 @@ What it does differently, for an encoder in eval mode and in training alike:
    the M real tokens (M = sum of lengths). The embeddings, every Linear, the GELU, the
    residual sums and every LayerNorm run on (M, H) rows; attention runs per sequence
    over its own L_b tokens, one SDPA call per distinct length (the sequences are packed
-   shortest first), with no mask at all.
+   shortest first), with no mask at all; on CUDA, one call for all of them (option
+   ``varlen_attention``: flash attention's varlen form in fp16/bf16, the memory-efficient
+   kernel's in fp32).
    The output is scattered back to (B, T, H). A padded
    key gets weight exp(finfo.min - max) = 0 in the reference, so real tokens' outputs are
    the same function; **padding positions hold 0** here, where the reference computes
@@ -51,6 +53,12 @@ What it does differently, for an encoder in eval mode and in training alike:
    per-call overhead of ~40 small ops per layer, which is what few-token calls pay for.
    Compiling takes ~15 s per shape for bert-base on 2 cores, and is logged before it runs;
    at most ``COMPILED_SHAPES_MAX`` shapes per process, then the uncompiled path.
+7. **CUDA graphs** (option ``cuda_graphs``, on by default; inference on a GPU): a batch
+   shape's encoder, seen ``GRAPH_AFTER_CALLS`` times, is captured once as a CUDA graph
+   and then replayed, its ~430 kernels queued at once instead of one by one from Python,
+   which on a GPU takes longer than running them (``GraphedEncoder``). The same kernels,
+   so the same result; at most ``GRAPHED_SHAPES_MAX`` shapes per model, all drawing on one
+   memory pool, then the layers run one by one.
 
 Extra memory: where a route is oneDNN's, a packed copy of every encoder Linear (QKV stacked):
 the encoder's Linear weights once more, in the model's dtype (85 M values in bert-base:
@@ -84,8 +92,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import logging
 import os
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
@@ -99,6 +109,11 @@ from . import cpu_capability
 from .activations import GELUActivation
 from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 from .modeling_utils import ALL_MODEL_FORWARDS
+
+try:  # flash attention over packed sequences of several lengths in one call (CUDA; torch >= 2.9)
+    from torch.nn.attention.varlen import varlen_attn
+except ImportError:
+    varlen_attn = None
 
 logger = logging.getLogger(__name__)
 
@@ -128,6 +143,8 @@ class FastOptions:
     route: str | None = None  # a name from ROUTES for every product, or None: measured (choose_routes)
     fp32_stream: bool = True  # bf16/fp16: residual stream and LayerNorm in fp32 (else in the weights' dtype)
     compile: bool = False  # torch.compile the encoder per batch shape (routes "aten", "int8": the compiler packs)
+    varlen_attention: bool = True  # CUDA: every sequence in one attention call (else one SDPA call per run)
+    cuda_graphs: bool = True  # CUDA inference: a batch shape's encoder captured once as a CUDA graph, then replayed
 
 
 #: Attention as matmul-softmax-matmul (option ``matmul_attention``) materialises (n, N, L, L)
@@ -492,6 +509,11 @@ class FastWeights:
         self.pooler = None if dense is None else _prepare(dense.weight, dense.bias, routes)  # H -> H, tanh after
         #: Compiled encoders (option ``compile``) by batch shape; None: that shape failed to compile.
         self.compiled: dict[tuple[tuple[int, int], ...], Callable | None] = {}
+        #: CUDA graphs (option ``cuda_graphs``) by batch shape, None: that shape failed to
+        #: capture; and how often each shape not yet captured was seen.
+        self.graphs: dict[tuple[tuple[int, int], ...], GraphedEncoder | None] = {}
+        self.sightings: dict[tuple[tuple[int, int], ...], int] = {}
+        self.graph_pool = None  # the memory pool every graph of these weights allocates from
 
     @property
     def route(self) -> str:
@@ -636,6 +658,8 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs
     """
     width = query.shape[1]
     head_dim = width // heads  # D
+    if len(runs) > 1 and mask is None and dropout == 0.0 and varlen_applies(query):
+        return _varlen_attention(query, key, value, runs, heads, scaling)
     contexts = []
     sizes = [count * length for count, length in runs]  # rows per run
     # One split per tensor, not a slice per run: a split's gradient is one concatenation,
@@ -656,6 +680,70 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs
                                                      scale=scaling)  # (n, N, L, D)
         contexts.append(context.transpose(1, 2).reshape(rows, width))  # (n·L, N·D)
     return contexts[0] if len(contexts) == 1 else torch.cat(contexts)  # (M, N·D)
+
+
+def varlen_applies(query: torch.Tensor) -> bool:
+    """Whether packed rows like ``query`` attend in one varlen call (option
+    ``varlen_attention``), on CUDA: flash attention's in fp16 and bf16, where torch has it;
+    the memory-efficient kernel's in fp32 (flash attention has no fp32), in inference.
+
+    transformers: none (its counterpart is the "flash_attention_2" integration's varlen call)
+    """
+    if not OPTIONS.varlen_attention or query.device.type != "cuda":
+        return False
+    if query.dtype in (torch.float16, torch.bfloat16):
+        return varlen_attn is not None
+    return query.dtype == torch.float32 and not query.requires_grad
+
+
+def _varlen_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs: list[tuple[int, int]],
+                      heads: int, scaling: float) -> torch.Tensor:
+    """softmax(QₙKₙᵀ/√D)·Vₙ within each sequence, all sequences in one kernel call.
+
+    On a GPU a padded batch of many lengths would otherwise launch one SDPA call per run,
+    each with its transposes and a final concatenation: launches the GPU waits on. Flash
+    attention's varlen form reads each sequence's rows between two cumulative offsets.
+    query, key, value (M, N·D) -> context (M, N·D).
+    """
+    width = query.shape[1]
+    head_dim = width // heads  # D
+    offsets = sequence_offsets(tuple(runs), query.device)  # (B + 1,)
+    q, k, v = (x.unflatten(1, (heads, head_dim)) for x in (query, key, value))  # (M, N, D) each
+    longest = max(length for _, length in runs)
+    if query.dtype == torch.float32:
+        context = _efficient_varlen_attention(q, k, v, offsets, longest, scaling)  # (M, N, D)
+    else:
+        context = varlen_attn(q, k, v, offsets, offsets, longest, longest, scale=scaling)  # (M, N, D)
+    return context.reshape(-1, width)  # (M, N·D)
+
+
+def _efficient_varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, offsets: torch.Tensor,
+                                longest: int, scaling: float) -> torch.Tensor:
+    """The memory-efficient attention kernel over packed sequences, (M, N, D) -> (M, N, D):
+    the call torch's nested tensors make for SDPA on CUDA, without their per-call cost. It
+    reads one batch of all M rows, each sequence between two offsets."""
+    q, k, v = (x.contiguous().unsqueeze(0) for x in (q, k, v))  # (1, M, N, D) each
+    output = torch.ops.aten._efficient_attention_forward(q, k, v, None, offsets, offsets, longest, longest, 0.0, 0,
+                                                         scale=scaling)[0]  # (1, M, N, D)
+    return output.squeeze(0)  # (M, N, D)
+
+
+#: Batch shapes whose sequence offsets stay on the device (sequence_offsets).
+OFFSETS_CACHED = 64
+
+
+@functools.lru_cache(maxsize=OFFSETS_CACHED)
+def sequence_offsets(runs: tuple[tuple[int, int], ...], device: torch.device) -> torch.Tensor:
+    """Where each packed sequence starts, and the end: (B + 1,) int32 on ``device``,
+    sequence b being rows offsets[b]:offsets[b+1]. Made once per batch shape: copying a
+    list to the GPU makes the host wait for the GPU, once per layer where it is not kept
+    (and a CUDA graph cannot capture the copy at all).
+
+    transformers: none (flash attention's ``cu_seqlens``)
+    """
+    lengths = [length for count, length in runs for _ in range(count)]  # L_b, in packed order
+    with torch.inference_mode(False):  # kept for later calls: a training step may save it for backward
+        return torch.tensor([0, *itertools.accumulate(lengths)], dtype=torch.int32, device=device)  # (B + 1,)
 
 
 def _layer_forward(layer: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]], mask: torch.Tensor | None,
@@ -836,9 +924,114 @@ def compiled_encoder(model: nn.Module, weights: FastWeights, runs: list[tuple[in
     return call
 
 
+# --------------------------------------------------------------------------------------
+# CUDA graphs (option ``cuda_graphs``)
+# --------------------------------------------------------------------------------------
+
+#: Batch shapes captured per model's weights at most. Every graph draws on one memory pool
+#: (the weights'), which grows to the largest shape's activations, not their sum.
+GRAPHED_SHAPES_MAX = 32
+#: A batch shape is captured when it is seen this many times: a shape seen once (a one-off
+#: length mix) costs no capture, and its first call warms the kernels up.
+GRAPH_AFTER_CALLS = 2
+#: Shapes not yet captured whose sightings are counted at most; then the count starts over.
+SIGHTINGS_MAX = 4096
+
+
+class GraphedEncoder:
+    """The encoder layers on packed rows of one batch shape, captured once as a CUDA graph
+    and replayed: (M, H) -> (M, H).
+
+    A GPU runs bert-base's ~430 kernels of a call faster than Python can queue them (on an
+    H100, 742 tokens in fp16: ~2 ms of kernels, ~6 ms of queuing, docs/performance.md). A
+    graph queues them all at once. It reads its input from, and writes its output to,
+    tensors of its own: each call copies the rows in and the result out, so that a later
+    call cannot overwrite what an earlier one returned.
+
+    transformers: none (torch.compile's mode="reduce-overhead" captures graphs too)
+    """
+
+    def __init__(self, model: nn.Module, weights: FastWeights, runs: tuple[tuple[int, int], ...],
+                 x: torch.Tensor) -> None:
+        self.layers = model.encoder.layer  # for the head count, scaling and activation
+        self.layer_weights, self.dtype = weights.layers, weights.dtype
+        self.runs = list(runs)
+        self.stream = torch.cuda.current_stream(x.device)  # replays are queued here, in call order
+        self.lock = threading.Lock()  # two threads' calls must not interleave their copies and replays
+        with torch.inference_mode(False):  # a static input any later call may copy into, in inference mode or not
+            self.input = x.clone()  # (M, H)
+        # Held: the graph reads the offsets by address, after the cache may have let them go.
+        self.offsets = sequence_offsets(runs, x.device) if len(runs) > 1 else None
+        side = torch.cuda.Stream(x.device)
+        side.wait_stream(self.stream)
+        with torch.cuda.stream(side):
+            self._run()  # libraries allocate their workspaces before capture, not during
+        self.stream.wait_stream(side)
+        # One pool for every shape of these weights: a replay recomputes all it reads from
+        # its own input (outside the pool) and its output is copied out before the next
+        # replay, so graphs may reuse each other's memory for their intermediates.
+        if weights.graph_pool is None:
+            weights.graph_pool = torch.cuda.graph_pool_handle()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph, pool=weights.graph_pool):
+            self.output = self._run()  # (M, H)
+
+    def _run(self) -> torch.Tensor:
+        x = self.input
+        for layer, weights in zip(self.layers, self.layer_weights):
+            x = _layer_forward(layer, x, self.runs, None, weights, self.dtype)  # (M, H)
+        return x
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The encoder's output rows, or None from another CUDA stream than the capture's:
+        there the copy in could overtake a replay still running, and the layers run one by one."""
+        if torch.cuda.current_stream(x.device) != self.stream:
+            return None
+        with self.lock:
+            self.input.copy_(x)
+            self.graph.replay()
+            return self.output.clone()  # (M, H)
+
+
+def graphed_encoder(model: nn.Module, weights: FastWeights, runs: list[tuple[int, int]],
+                    x: torch.Tensor) -> GraphedEncoder | None:
+    """The CUDA graph of this batch shape's encoder: captured the ``GRAPH_AFTER_CALLS``-th
+    time the shape is seen, then cached on ``weights``; None where it does not run (not yet,
+    the shape limit reached, the capture failed: said once), and the layers run one by one.
+
+    transformers: none
+    """
+    key = tuple(runs)
+    if key in weights.graphs:
+        return weights.graphs[key]
+    if len(weights.graphs) >= GRAPHED_SHAPES_MAX:
+        _warn_once(f"option cuda_graphs: {GRAPHED_SHAPES_MAX} batch shapes are captured already; new shapes run "
+                   f"without a graph (pad batches to a few shapes to stay within it)")
+        return None
+    if len(weights.sightings) >= SIGHTINGS_MAX:
+        weights.sightings.clear()
+    weights.sightings[key] = weights.sightings.get(key, 0) + 1
+    if weights.sightings[key] < GRAPH_AFTER_CALLS:
+        return None
+    del weights.sightings[key]
+    try:
+        weights.graphs[key] = GraphedEncoder(model, weights, key, x)
+    except Exception as error:  # noqa: BLE001 - a kernel that cannot be captured, or no memory: run without
+        weights.graphs[key] = None
+        _warn_once(f"option cuda_graphs: capturing batch shape {key} failed ({type(error).__name__}: "
+                   f"{str(error).splitlines()[0][:200] if str(error) else ''}); running without a graph")
+    return weights.graphs[key]
+
+
 def _encode(model: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]], mask: torch.Tensor | None,
             derived: FastWeights | None, dtype: torch.dtype) -> torch.Tensor:
-    """The encoder layers on rows x (M, H): compiled where option ``compile`` asks and can."""
+    """The encoder layers on rows x (M, H): compiled where option ``compile`` asks and can,
+    replayed as a CUDA graph where option ``cuda_graphs`` can."""
+    if OPTIONS.cuda_graphs and derived is not None and mask is None and x.device.type == "cuda" and not OPTIONS.compile:
+        encoder = graphed_encoder(model, derived, runs, x)
+        out = None if encoder is None else encoder(x)  # (M, H)
+        if out is not None:
+            return out
     if OPTIONS.compile and derived is not None and mask is None:
         encoder = compiled_encoder(model, derived, runs)
         if encoder is not None:

@@ -4,12 +4,17 @@
     .venv/bin/python tools/performance_report.py --runs 10
     .venv/bin/python tools/performance_report.py --render-only   # after editing the prose
     .venv/bin/python tools/performance_report.py --emulated-only # the AVX2 tables only (~10 minutes)
+    python3 tools/performance_report.py --gpu-part gpu.json      # on a machine with a CUDA GPU (~2 minutes)
+    .venv/bin/python tools/performance_report.py --gpu-from gpu.json  # keep that run, render
 
 The prose is docs/templates/performance.md; the tables come from one run of
 ``benchmark.run_benchmark`` (the same code ``python -m mini_hf_bert benchmark`` runs),
 kept in docs/performance.json. A second run, in a process whose CPU kernels are held to
 AVX2 (``EMULATION_ENV``), measures the AVX2 tables: one table per CPU kind. Both record a fingerprint of the fast path, the model file
 and the benchmark; a test fails when they change and the document was not measured again.
+The GPU section comes from ``benchmark_gpu.run_gpu_benchmark`` on a machine with a CUDA GPU
+(``--gpu-part``), kept in docs/performance.json under "gpu" (``--gpu-from``); CI has no GPU,
+so its fingerprint is shown, not checked.
 Timings are checked by no test: they move by up to 2x between runs and machines.
 """
 
@@ -36,14 +41,22 @@ MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark.py", "mini_hf_bert/parity/eng
                     "mini_hf_bert/modeling_bert.py", "mini_hf_bert/integrations/sdpa_attention.py",
                     "mini_hf_bert/cpu_capability.py")
 
+#: What the GPU section's measurements depend on (its fingerprint, shown in the section).
+GPU_MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark_gpu.py", "mini_hf_bert/parity/benchmark.py",
+                        "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py",
+                        "mini_hf_bert/integrations/sdpa_attention.py")
+#: The GPU cases the target names (issue: "W1, W3, fp16/bf16"): the fast path at least level
+#: with transformers sdpa there.
+GPU_TARGET_CASES = tuple((w, d) for w in ("W1", "W3") for d in ("fp16", "bf16"))
+
 TEMPLATE = os.path.join(ROOT, "docs", "templates", "performance.md")
 MEASUREMENTS = os.path.join(ROOT, "docs", "performance.json")
 
 
-def sources_fingerprint() -> str:
+def sources_fingerprint(sources: tuple[str, ...] = MEASURED_SOURCES) -> str:
     from tools.testing_utils import sources_fingerprint as fingerprint
 
-    return fingerprint(ROOT, MEASURED_SOURCES)
+    return fingerprint(ROOT, sources)
 
 
 #: Targets against transformers sdpa: (workload, dtype, least ratio).
@@ -146,6 +159,35 @@ def emulated_targets_table(measured: dict) -> str:
     return "\n".join(rows)
 
 
+def gpu_targets_table(gpu: dict) -> str:
+    """The fast path against transformers sdpa on the GPU: each case of the run, the ones
+    the target names marked."""
+    from mini_hf_bert.parity import benchmark_gpu
+
+    report = benchmark_gpu.report_from_json(gpu)
+    ms = {(t.contender, t.workload, t.dtype): t.ms for t in report.timings}
+    lines = ["| case | fast ms | transformers sdpa ms | ratio | target | met |", "|---|---:|---:|---:|---|---|"]
+    for t in report.timings:
+        if t.contender != FAST or t.ratio is None:
+            continue
+        named = (t.workload, t.dtype) in GPU_TARGET_CASES
+        lines.append(f"| {t.workload} {t.dtype} | {t.ms:.2f} | {ms[('transformers sdpa', t.workload, t.dtype)]:.2f} | "
+                     f"{t.ratio:.2f}x | {'≥ 1.0' if named else '-'} | {_met(t.ratio >= 1.0) if named else '-'} |")
+    return "\n".join(lines)
+
+
+def measure_gpu(runs: int | None) -> dict:
+    """The GPU run as performance.json keeps it under "gpu" (on the first CUDA device)."""
+    from mini_hf_bert.parity import benchmark_gpu
+
+    start = time.perf_counter()
+    report = benchmark_gpu.run_gpu_benchmark(
+        runs=runs or benchmark_gpu.GPU_RUNS,
+        progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True))
+    return dict(benchmark_gpu.report_to_json(report), fingerprint=sources_fingerprint(GPU_MEASURED_SOURCES),
+                runs=runs or benchmark_gpu.GPU_RUNS, minutes=round((time.perf_counter() - start) / 60, 1))
+
+
 def _report(measured: dict):
     from mini_hf_bert.parity import benchmark
 
@@ -164,7 +206,9 @@ def render(measured: dict) -> str:
     """docs/performance.md from the template (the prose) and one run's measurements."""
     from mini_hf_bert.parity import benchmark
 
-    emulated = measured.get("emulated")
+    from mini_hf_bert.parity import benchmark_gpu
+
+    emulated, gpu = measured.get("emulated"), measured.get("gpu")
     with open(TEMPLATE, encoding="utf-8") as f:
         template = f.read()
     body = render_template(template, {
@@ -174,6 +218,12 @@ def render(measured: dict) -> str:
         "emulated_kind": emulated.get("cpu_kind", "") if emulated else "not measured",
         "emulated_tables": benchmark.format_report(_report(emulated)).rstrip() if emulated else "Not measured.",
         "emulated_targets": emulated_targets_table(emulated) if emulated else "Not measured.",
+        "gpu_machine": gpu["machine"].split(",")[0] if gpu else "not measured",
+        "gpu_minutes": str(gpu["minutes"]) if gpu else "-", "gpu_runs": str(gpu["runs"]) if gpu else "-",
+        "gpu_fingerprint": gpu["fingerprint"] if gpu else "-",
+        "gpu_tables": benchmark_gpu.format_gpu_report(benchmark_gpu.report_from_json(gpu)).rstrip() if gpu
+        else "Not measured: no GPU was at hand.",
+        "gpu_targets": gpu_targets_table(gpu) if gpu else "Not measured.",
     }, "docs/templates/performance.md")
     return body.rstrip() + (f"\n\n<!-- generated by tools/performance_report.py from docs/performance.json; "
                             f"sources fingerprint: {measured['fingerprint']} -->\n")
@@ -222,19 +272,39 @@ def main() -> int:
     parser.add_argument("--emulated-only", action="store_true",
                         help="measure the AVX2 tables again, keep the rest of docs/performance.json")
     parser.add_argument("--emulated-part", metavar="JSON", help=argparse.SUPPRESS)  # the AVX2 run's own process
+    parser.add_argument("--gpu-part", metavar="JSON",
+                        help="on a machine with a CUDA GPU: run the GPU benchmark, write its part to JSON (no docs)")
+    parser.add_argument("--gpu-from", metavar="JSON",
+                        help="keep a --gpu-part run in docs/performance.json as its GPU section, and render")
     args = parser.parse_args()
     from mini_hf_bert.parity import benchmark
 
+    if args.gpu_part:
+        write_text(args.gpu_part, json.dumps(measure_gpu(args.runs), indent=1) + "\n")
+        print(f"wrote {args.gpu_part}")
+        return 0
+    if args.gpu_from:
+        try:
+            with open(args.gpu_from, encoding="utf-8") as f:
+                gpu = json.load(f)
+            with open(MEASUREMENTS, encoding="utf-8") as f:
+                measured = json.load(f)
+        except (OSError, ValueError) as error:
+            print(f"error: {args.gpu_from}: {error}", file=sys.stderr)
+            return 2
+        measured["gpu"] = gpu
+        write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
+        args.render_only = True
     runs = args.runs or benchmark.RUNS
     if args.emulated_part:
         write_text(args.emulated_part, json.dumps(measure(runs, emulated=True)) + "\n")
         return 0
     if not args.render_only:
-        if args.emulated_only:
-            with open(MEASUREMENTS, encoding="utf-8") as f:
-                measured = json.load(f)
-        else:
-            measured = measure(runs, emulated=False)
+        with open(MEASUREMENTS, encoding="utf-8") as f:
+            kept = json.load(f)
+        measured = kept if args.emulated_only else measure(runs, emulated=False)
+        if "gpu" in kept:
+            measured["gpu"] = kept["gpu"]  # measured on another machine: kept until it measures again
         measured["emulated"] = measure_emulated(runs)
         write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
     with open(MEASUREMENTS, encoding="utf-8") as f:

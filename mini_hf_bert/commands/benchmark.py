@@ -16,7 +16,11 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     benchmark.add_argument("--runs", type=int, metavar="N", help="timed calls per contender (default 15; quick 10)")
     benchmark.add_argument("--workload", action="append", choices=("W1", "W2", "W3", "W4", "W5"),
                            help="repeatable (default: all; W4, W5: one sequence of 64, 128 tokens)")
-    benchmark.add_argument("--dtype", action="append", choices=("fp32", "bf16"), help="repeatable (default: both)")
+    benchmark.add_argument("--dtype", action="append", choices=("fp32", "bf16", "fp16"),
+                           help="repeatable (default: fp32 and bf16 on the CPU; fp16, bf16 and fp32 on a GPU; "
+                                "fp16 on a GPU only)")
+    benchmark.add_argument("--device", default="cpu", metavar="DEVICE",
+                           help="cpu (default), or cuda / cuda:N: the fast path against transformers on that GPU")
     benchmark.set_defaults(run=run_benchmark)
 
     training = commands.add_parser("benchmark-training", parents=[common],
@@ -39,6 +43,10 @@ def run_benchmark(args: argparse.Namespace) -> int:
 
     quick = args.quick
     workloads = tuple(args.workload or (("W1", "W2") if quick else bench.WORKLOADS))
+    if args.device != "cpu":
+        return _run_gpu_benchmark(args, workloads)
+    if args.dtype and "fp16" in args.dtype:
+        raise ValueError("--dtype fp16: the CPU benchmark runs fp32 and bf16 (fp16 is measured with --device cuda)")
     report = bench.run_benchmark(
         workloads=workloads, dtypes=tuple(args.dtype or bench.DTYPES),
         runs=args.runs if args.runs is not None else (bench.QUICK_RUNS if quick else bench.RUNS), ablations=not quick,
@@ -46,6 +54,19 @@ def run_benchmark(args: argparse.Namespace) -> int:
         progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True),
     )
     print(bench.format_report(report), end="")
+    return 0
+
+
+def _run_gpu_benchmark(args: argparse.Namespace, workloads: tuple[str, ...]) -> int:
+    from ..parity import benchmark_gpu
+
+    quick = args.quick
+    report = benchmark_gpu.run_gpu_benchmark(
+        workloads=workloads, dtypes=tuple(args.dtype or benchmark_gpu.GPU_DTYPES),
+        runs=args.runs if args.runs is not None else benchmark_gpu.GPU_RUNS, ablations=not quick,
+        device=args.device, progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True),
+    )
+    print(benchmark_gpu.format_gpu_report(report), end="")
     return 0
 
 

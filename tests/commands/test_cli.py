@@ -63,6 +63,26 @@ def test_bad_checkpoint_is_one_line_not_a_traceback(args, message):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("args,message", [
+    (("benchmark", "--device", "tpu"), "error: --device tpu: the GPU benchmark runs on cuda or cuda:N"),
+    (("benchmark", "--dtype", "fp16", "--workload", "W2"), "error: --dtype fp16: the CPU benchmark runs fp32 and bf16"),
+])
+def test_benchmark_refuses_a_device_or_dtype_it_cannot_run(args, message):
+    result = _run(*args)
+    assert result.returncode == 2 and result.stderr.startswith(message), result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_benchmark_on_cuda_without_a_gpu_says_so():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU: the refusal is for machines without one")
+    result = _run("benchmark", "--device", "cuda", "--workload", "W2")
+    assert result.returncode == 2 and result.stderr.startswith("error: --device cuda: torch "), result.stderr
+    assert "sees no CUDA GPU" in result.stderr and "Traceback" not in result.stderr
+
+
 GOOGLE = os.path.join(FIXTURES, "tf")
 
 

@@ -279,6 +279,35 @@ def test_performance_doc_has_every_case_and_fast_agrees_with_transformers(sectio
     assert {dtype for dtype, _ in routes} == set(DTYPES)
 
 
+#: Where docs/performance.md's GPU section starts.
+GPU_SECTION = "## Measured on a GPU: "
+
+
+def test_performance_doc_gpu_section_has_every_case():
+    """The GPU section (measured where a GPU was lent; CI has none): a table per workload
+    and GPU dtype, the fast path within the fp32 bound in fp32, and the target's cases."""
+    from mini_hf_bert.parity.benchmark import WORKLOADS
+    from mini_hf_bert.parity.benchmark_gpu import GPU_DTYPES
+    from mini_hf_bert.parity.compare import FAST_FP32_ATOL
+
+    tool = _tool("performance_report")
+    _, _, gpu = _read("docs/performance.md").partition(GPU_SECTION)
+    assert gpu, f"docs/performance.md has no section {GPU_SECTION!r}"
+    section = gpu.split("\n## ")[0]
+    cases = re.findall(r"^### (W\d): .*, (fp16|bf16|fp32), GPU$", section, flags=re.M)
+    assert sorted(cases) == sorted((w, d) for w in WORKLOADS for d in GPU_DTYPES)
+    # | contender | ms | tokens/s | ratio | max diff | peak memory |, per case in order
+    fast = re.findall(r"^\| mini_hf_bert fast \| [\d.]+ \| [\d,]+ \| [\d.]+x \| ([\d.e+-]+) \| \d+ \|$", section,
+                      flags=re.M)
+    assert len(fast) == len(cases)
+    for (workload, dtype), diff in zip(cases, fast):
+        if dtype == "fp32":
+            assert float(diff) <= FAST_FP32_ATOL, (workload, diff)
+    named = re.findall(r"^\| (W\d) (fp16|bf16|fp32) \| [\d.]+ \| [\d.]+ \| [\d.]+x \| ≥ 1\.0 \| (?:yes|no) \|$", section,
+                       flags=re.M)
+    assert sorted(named) == sorted(tool.GPU_TARGET_CASES)
+
+
 def test_performance_doc_is_the_rendering_of_its_measurements():
     """docs/performance.md = the template + docs/performance.json (tables, targets met or not)."""
     import json
