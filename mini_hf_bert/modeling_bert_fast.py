@@ -110,11 +110,6 @@ from .activations import GELUActivation
 from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 from .modeling_utils import ALL_MODEL_FORWARDS
 
-try:  # flash attention over packed sequences of several lengths in one call (CUDA; torch >= 2.9)
-    from torch.nn.attention.varlen import varlen_attn
-except ImportError:
-    varlen_attn = None
-
 logger = logging.getLogger(__name__)
 
 #: The name that selects this module, as "eager" and "sdpa" select theirs.
@@ -692,8 +687,23 @@ def varlen_applies(query: torch.Tensor) -> bool:
     if not OPTIONS.varlen_attention or query.device.type != "cuda":
         return False
     if query.dtype in (torch.float16, torch.bfloat16):
-        return varlen_attn is not None
+        return varlen_kernel() is not None
     return query.dtype == torch.float32 and not query.requires_grad
+
+
+@functools.cache
+def varlen_kernel() -> Callable | None:
+    """torch's flash attention over packed sequences (``torch.nn.attention.varlen``, CUDA,
+    torch >= 2.9), or None where torch has none. Imported on first use: the import takes
+    about a second, which a CPU-only process never pays.
+
+    transformers: none
+    """
+    try:
+        from torch.nn.attention.varlen import varlen_attn
+    except ImportError:
+        return None
+    return varlen_attn
 
 
 def _varlen_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs: list[tuple[int, int]],
@@ -713,7 +723,7 @@ def _varlen_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tenso
     if query.dtype == torch.float32:
         context = _efficient_varlen_attention(q, k, v, offsets, longest, scaling)  # (M, N, D)
     else:
-        context = varlen_attn(q, k, v, offsets, offsets, longest, longest, scale=scaling)  # (M, N, D)
+        context = varlen_kernel()(q, k, v, offsets, offsets, longest, longest, scale=scaling)  # (M, N, D)
     return context.reshape(-1, width)  # (M, N·D)
 
 

@@ -131,7 +131,7 @@ def run_gpu_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tup
     timings: list[Timing] = []
     peak_memory: dict[str, int] = {}
     notes: list[str] = []
-    if modeling_bert_fast.varlen_attn is None:
+    if modeling_bert_fast.varlen_kernel() is None:
         notes.append(f"torch {torch.__version__} has no torch.nn.attention.varlen: the fast path attends with one "
                      f"SDPA call per run of lengths.")
     for dtype_name in dtypes:

@@ -23,7 +23,7 @@ from mini_hf_bert.parity.compare import FAST_FP32_ATOL, LOW_PRECISION_ERROR_RATI
 SMALL = dict(vocab_size=211, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
              max_position_embeddings=40, initializer_range=0.2)  # head size 16: flash attention's smallest
 LENGTHS = [12, 9, 9, 5, 12, 1, 30]  # five runs of lengths once packed shortest first
-CUDA = torch.cuda.is_available() and modeling_bert_fast.varlen_attn is not None
+CUDA = torch.cuda.is_available() and modeling_bert_fast.varlen_kernel() is not None
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU and torch.nn.attention.varlen")
 
 
@@ -67,8 +67,8 @@ def test_varlen_packing_matches_attention_per_run(monkeypatch):
 def test_varlen_kernel_by_dtype(monkeypatch, dtype):
     """Flash attention's varlen call in fp16 and bf16; the memory-efficient kernel in fp32."""
     called = []
-    monkeypatch.setattr(modeling_bert_fast, "varlen_attn",
-                        lambda *args, **kwargs: called.append("flash") or _attention_per_sequence(*args, **kwargs))
+    monkeypatch.setattr(modeling_bert_fast, "varlen_kernel", lambda: lambda *args, **kwargs: (
+        called.append("flash") or _attention_per_sequence(*args, **kwargs)))
     monkeypatch.setattr(modeling_bert_fast, "_efficient_varlen_attention",
                         lambda *args: called.append("efficient") or _efficient_per_sequence(*args))
     query, key, value, runs = _packed(LENGTHS)
@@ -304,3 +304,19 @@ def test_graphs_serve_threads_and_other_streams():
         out = model(ids, attention_mask=mask).last_hidden_state
     side.synchronize()
     torch.testing.assert_close(out[real], expected[0][real], atol=FAST_FP32_ATOL, rtol=0)
+
+
+def test_a_cpu_process_never_imports_the_varlen_kernel():
+    """Importing torch.nn.attention.varlen takes about a second (it registers custom ops):
+    the fast path imports it on a GPU's first varlen call, never for a CPU's first output."""
+    import subprocess
+    import sys
+
+    script = ("import sys, torch\nfrom mini_hf_bert import BertConfig, BertModel\n"
+              f"model = BertModel(BertConfig(**{SMALL!r}, attn_implementation='fast')).eval()\n"
+              "with torch.inference_mode():\n"
+              "    model(torch.tensor([[5, 6, 7], [5, 6, 0]]), attention_mask=torch.tensor([[1, 1, 1], [1, 1, 0]]))\n"
+              "print('torch.nn.attention.varlen' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
