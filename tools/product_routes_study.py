@@ -10,6 +10,10 @@ packed sgemm (``torch.ops.mkl._mkl_linear``, what inductor's freezing uses for f
 all twelve layers' weights once per call, as a forward pass does, so they come from
 memory. The last column is the rate at which the weights were read.
 
+For fp32, where onnxruntime is installed, ONNX Runtime's MatMul + Add on the same weights
+as initializers (which it pre-packs for MLAS, its own GEMM library), one session call for
+the layer or the twelve: what ONNX Runtime's products reach, apart from its graph.
+
 Run it with the AVX2 switches (docs/performance.md) to see an AVX2 CPU's kernels.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -25,13 +30,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert import cpu_capability  # noqa: E402
-from mini_hf_bert.parity.benchmark import _median_ms  # noqa: E402
+from mini_hf_bert.parity.benchmark import SETTLE_S, _median_ms  # noqa: E402
 
 #: bert-base's Linear products, (in, out), and its layer count.
 PRODUCTS = ((768, 2304), (768, 768), (768, 3072), (3072, 768))
 LAYERS = 12
 ROWS = (1, 16, 64, 256)
 RUNS = 10
+#: The ONNX file format version the graph is written in: one that onnxruntime reads (onnx's
+#: default can be newer than the runtime installed beside it).
+ONNX_IR_VERSION = 10
 
 
 def kernels(weight: torch.Tensor, bias: torch.Tensor, rows: int) -> dict:
@@ -48,8 +56,44 @@ def kernels(weight: torch.Tensor, bias: torch.Tensor, rows: int) -> dict:
     return found
 
 
+def onnx_runtime_call(layers: list, rows: int, dtype: torch.dtype):
+    """One ONNX Runtime session holding ``layers`` (lists of (weight, bias) per product) as
+    MatMul + Add on initializers, every product an output (so none is pruned): a call ->
+    all the products of those layers. None where onnxruntime or onnx is missing, or not fp32."""
+    if dtype != torch.float32:
+        return None
+    try:
+        import onnxruntime
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None
+    widths = sorted({inner for inner, _ in PRODUCTS})
+    nodes, initializers, outputs = [], [], []
+    for index, layer in enumerate(layers):
+        for (inner, out), (weight, bias) in zip(PRODUCTS, layer):
+            name = f"l{index}_{inner}x{out}"
+            initializers.append(numpy_helper.from_array(weight.T.contiguous().numpy(), f"{name}_w"))  # (in, out)
+            initializers.append(numpy_helper.from_array(bias.numpy(), f"{name}_b"))
+            nodes.append(helper.make_node("MatMul", [f"x{inner}", f"{name}_w"], [f"{name}_p"]))
+            nodes.append(helper.make_node("Add", [f"{name}_p", f"{name}_b"], [f"{name}_y"]))
+            outputs.append(helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [rows, out]))
+    inputs = [helper.make_tensor_value_info(f"x{width}", TensorProto.FLOAT, [rows, width]) for width in widths]
+    graph = helper.make_graph(nodes, "products", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=ONNX_IR_VERSION)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return lambda feeds: session.run(None, feeds)
+
+
 def median_ms(call) -> float:
-    """The median of ``RUNS`` timed calls, after one untimed call (the kernel sets itself up)."""
+    """The median of ``RUNS`` timed calls, after ``SETTLE_S`` of quiet and one untimed call
+    (the kernel sets itself up). The quiet first: the thread pool of the kernel timed before
+    (torch's, ONNX Runtime's) spins a while after its last call and would take a core from
+    this one (measured: ONNX Runtime's 16-row products 1.5x slower right after torch's).
+    Not before every call: a pool woken from sleep each time slows calls of a millisecond."""
+    time.sleep(SETTLE_S)
     call()
     return _median_ms(call, RUNS)
 
@@ -75,6 +119,12 @@ def main() -> int:
                     cold = median_ms(lambda: [layer_call(index) for index in range(LAYERS)])
                     print(f"| {str(dtype).removeprefix('torch.')} | {rows} | {name} | {warm:.3f} | {cold:.1f} | "
                           f"{nbytes / (cold / 1000) / 1e9:.1f} |", flush=True)
+                one, twelve = onnx_runtime_call(weights[:1], rows, dtype), onnx_runtime_call(weights, rows, dtype)
+                if one is not None:
+                    feeds = {f"x{inner}": x.numpy() for inner, x in inputs.items()}
+                    warm, cold = median_ms(lambda: one(feeds)), median_ms(lambda: twelve(feeds))
+                    print(f"| {str(dtype).removeprefix('torch.')} | {rows} | ONNX Runtime MatMul (MLAS, pre-packed) | "
+                          f"{warm:.3f} | {cold:.1f} | {nbytes / (cold / 1000) / 1e9:.1f} |", flush=True)
     return 0
 
 

@@ -209,3 +209,23 @@ def test_the_routes_study_times_kernels_that_compute_the_same_product(dtype):
                 assert (got - expected).abs().max() <= FAST_FP32_ATOL, name
             else:  # bf16 is not a parity check (compare.py): each row must point the same way
                 assert torch.nn.functional.cosine_similarity(got, expected, dim=-1).min() >= BF16_MIN_COSINE, name
+
+
+def test_the_routes_study_times_onnx_runtime_on_the_same_products(monkeypatch):
+    """The study's ONNX Runtime contender computes each product x·Wᵀ + b of each layer."""
+    from tools import product_routes_study as study
+
+    monkeypatch.setattr(study, "PRODUCTS", ((32, 48), (48, 32)))
+    generator = torch.Generator().manual_seed(0)
+    layers = [[(torch.randn(out, inner, generator=generator) * 0.1, torch.randn(out, generator=generator))
+               for inner, out in study.PRODUCTS] for _ in range(2)]
+    inputs = {inner: torch.randn(3, inner, generator=generator) for inner, _ in study.PRODUCTS}
+    call = study.onnx_runtime_call(layers, 3, torch.float32)
+    assert call is not None, "onnxruntime and onnx come with the bench extra, which `make venv` installs"
+    assert study.onnx_runtime_call(layers, 3, torch.bfloat16) is None  # its kernels run fp32 only
+    got = call({f"x{inner}": x.numpy() for inner, x in inputs.items()})
+    expected = [inputs[inner].double() @ weight.double().T + bias.double()
+                for layer in layers for (inner, _), (weight, bias) in zip(study.PRODUCTS, layer)]
+    assert len(got) == len(expected) == 4
+    for out, want in zip(got, expected):
+        assert (torch.from_numpy(out).double() - want).abs().max() <= FAST_FP32_ATOL
