@@ -4,6 +4,7 @@
     .venv/bin/python tools/performance_report.py --runs 10
     .venv/bin/python tools/performance_report.py --render-only   # after editing the prose
     .venv/bin/python tools/performance_report.py --emulated-only # the AVX2 tables only (~10 minutes)
+    .venv/bin/python tools/performance_report.py --first-output-only  # the fresh-process row only
     python3 tools/performance_report.py --gpu-part gpu.json      # on a machine with a CUDA GPU (~2 minutes)
     .venv/bin/python tools/performance_report.py --gpu-from gpu.json  # keep that run, render
 
@@ -272,6 +273,10 @@ def main() -> int:
     parser.add_argument("--emulated-only", action="store_true",
                         help="measure the AVX2 tables again, keep the rest of docs/performance.json")
     parser.add_argument("--emulated-part", metavar="JSON", help=argparse.SUPPRESS)  # the AVX2 run's own process
+    parser.add_argument("--first-output-only", action="store_true",
+                        help="measure the fresh processes' first output again and keep the rest of "
+                             "docs/performance.json, fingerprinted as current: only after a change to what a process "
+                             "imports, which moves no other number")
     parser.add_argument("--gpu-part", metavar="JSON",
                         help="on a machine with a CUDA GPU: run the GPU benchmark, write its part to JSON (no docs)")
     parser.add_argument("--gpu-from", metavar="JSON",
@@ -296,6 +301,13 @@ def main() -> int:
         write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
         args.render_only = True
     runs = args.runs or benchmark.RUNS
+    if args.first_output_only:
+        with open(MEASUREMENTS, encoding="utf-8") as f:
+            measured = json.load(f)
+        measured["first_output"] = benchmark.first_output_seconds()
+        measured["fingerprint"] = sources_fingerprint()
+        write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
+        args.render_only = True
     if args.emulated_part:
         write_text(args.emulated_part, json.dumps(measure(runs, emulated=True)) + "\n")
         return 0
