@@ -1037,7 +1037,9 @@ def _encode(model: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]], mask
             derived: FastWeights | None, dtype: torch.dtype) -> torch.Tensor:
     """The encoder layers on rows x (M, H): compiled where option ``compile`` asks and can,
     replayed as a CUDA graph where option ``cuda_graphs`` can."""
-    if OPTIONS.cuda_graphs and derived is not None and mask is None and x.device.type == "cuda" and not OPTIONS.compile:
+    # Not under autocast: a graph replays the kernels it captured, whatever the autocast state of a later call.
+    if (OPTIONS.cuda_graphs and derived is not None and mask is None and x.device.type == "cuda" and not OPTIONS.compile
+            and not torch.is_autocast_enabled(x.device.type)):
         encoder = graphed_encoder(model, derived, runs, x)
         out = None if encoder is None else encoder(x)  # (M, H)
         if out is not None:

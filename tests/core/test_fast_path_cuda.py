@@ -211,6 +211,18 @@ def test_a_graphed_call_equals_the_layers_run_one_by_one(dtype):
 
 
 @needs_cuda
+def test_no_graph_is_captured_under_autocast():
+    """A graph replays the kernels it captured: one captured under autocast would run a
+    later fp32 call in half precision, so autocast calls run the layers one by one."""
+    ids, mask = _batch()
+    model = _model(torch.float32)
+    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
+        for _ in range(modeling_bert_fast.GRAPH_AFTER_CALLS + 1):
+            model(ids, attention_mask=mask)
+    assert not modeling_bert_fast.fast_weights(model).graphs
+
+
+@needs_cuda
 def test_a_replay_does_not_overwrite_an_earlier_output():
     ids, mask = _batch()
     model = _model(torch.float32)
