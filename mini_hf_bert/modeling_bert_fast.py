@@ -53,12 +53,13 @@ What it does differently, for an encoder in eval mode and in training alike:
    per-call overhead of ~40 small ops per layer, which is what few-token calls pay for.
    Compiling takes ~15 s per shape for bert-base on 2 cores, and is logged before it runs;
    at most ``COMPILED_SHAPES_MAX`` shapes per process, then the uncompiled path.
-7. **CUDA graphs** (option ``cuda_graphs``, on by default; inference on a GPU): a batch
-   shape's encoder, seen ``GRAPH_AFTER_CALLS`` times, is captured once as a CUDA graph
-   and then replayed, its ~430 kernels queued at once instead of one by one from Python,
-   which on a GPU takes longer than running them (``GraphedEncoder``). The same kernels,
-   so the same result; at most ``GRAPHED_SHAPES_MAX`` shapes per model, all drawing on one
-   memory pool, then the layers run one by one.
+7. **CUDA graphs** (option ``cuda_graphs``, on by default; inference on a GPU, not under
+   ``torch.autocast``): a batch shape's encoder, seen ``GRAPH_AFTER_CALLS`` times, is
+   captured once as a CUDA graph and then replayed, its ~430 kernels queued at once
+   instead of one by one from Python, which on a GPU takes longer than running them
+   (``GraphedEncoder``). The same kernels, so the same result; at most
+   ``GRAPHED_SHAPES_MAX`` shapes per model, all drawing on one memory pool, then the
+   layers run one by one.
 
 Extra memory: where a route is oneDNN's, a packed copy of every encoder Linear (QKV stacked):
 the encoder's Linear weights once more, in the model's dtype (85 M values in bert-base:
