@@ -177,6 +177,38 @@ def gpu_targets_table(gpu: dict) -> str:
     return "\n".join(lines)
 
 
+#: What a --gpu-part file holds: the report (benchmark_gpu.report_to_json) and how it was made.
+GPU_PART_KEYS = {"machine", "timings", "peak_memory", "notes", "fingerprint", "runs", "minutes"}
+
+
+def read_gpu_part(path: str) -> dict:
+    """A --gpu-part file, checked before it joins docs/performance.json: a regular file of
+    bounded size (file_utils.read_json), JSON with the part's keys, whose report loads.
+    Raises ValueError naming the file and the problem."""
+    from mini_hf_bert.file_utils import read_json
+    from mini_hf_bert.parity import benchmark_gpu
+
+    part = read_json(path, ValueError, "GPU benchmark part (--gpu-part's JSON)")
+    if not isinstance(part, dict) or not GPU_PART_KEYS <= part.keys():
+        found = sorted(part) if isinstance(part, dict) else type(part).__name__
+        raise ValueError(f"{path}: not a GPU benchmark part (--gpu-part's JSON): it needs the keys "
+                         f"{sorted(GPU_PART_KEYS)}, found {found}")
+    try:
+        benchmark_gpu.report_from_json(part)
+    except (TypeError, KeyError, ValueError) as error:
+        raise ValueError(f"{path}: its timings do not load ({type(error).__name__}: {error})") from None
+    return part
+
+
+def refuse_a_doc_as_output(path: str) -> None:
+    """A part file (--gpu-part, --emulated-part) must not be one of the files this tool
+    reads: writing it there would replace the measurements it is meant to join."""
+    for kept in (MEASUREMENTS, DOC, TEMPLATE):
+        if os.path.exists(path) and os.path.samefile(path, kept):
+            raise ValueError(f"{path}: is {os.path.relpath(kept, ROOT)}, which this tool reads; "
+                             f"write the part to a file of its own")
+
+
 def measure_gpu(runs: int | None) -> dict:
     """The GPU run as performance.json keeps it under "gpu" (on the first CUDA device)."""
     from mini_hf_bert.parity import benchmark_gpu
@@ -284,19 +316,21 @@ def main() -> int:
     args = parser.parse_args()
     from mini_hf_bert.parity import benchmark
 
+    try:
+        for part in (args.gpu_part, args.emulated_part):
+            if part:
+                refuse_a_doc_as_output(part)
+        gpu = read_gpu_part(args.gpu_from) if args.gpu_from else None
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.gpu_part:
         write_text(args.gpu_part, json.dumps(measure_gpu(args.runs), indent=1) + "\n")
         print(f"wrote {args.gpu_part}")
         return 0
-    if args.gpu_from:
-        try:
-            with open(args.gpu_from, encoding="utf-8") as f:
-                gpu = json.load(f)
-            with open(MEASUREMENTS, encoding="utf-8") as f:
-                measured = json.load(f)
-        except (OSError, ValueError) as error:
-            print(f"error: {args.gpu_from}: {error}", file=sys.stderr)
-            return 2
+    if gpu is not None:
+        with open(MEASUREMENTS, encoding="utf-8") as f:
+            measured = json.load(f)
         measured["gpu"] = gpu
         write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
         args.render_only = True

@@ -308,6 +308,37 @@ def test_performance_doc_gpu_section_has_every_case():
     assert sorted(named) == sorted(tool.GPU_TARGET_CASES)
 
 
+def test_a_gpu_part_is_checked_before_it_joins_the_measurements(tmp_path):
+    """tools/performance_report.py --gpu-from: the committed GPU section loads as a part;
+    a pipe, an oversized file, JSON of another shape and performance.json itself are each
+    one error naming the file; a part is never written over a file the tool reads."""
+    import json
+    import os
+
+    tool = _tool("performance_report")
+    good = tmp_path / "gpu.json"
+    good.write_text(json.dumps(json.loads(_read("docs/performance.json"))["gpu"]))
+    assert tool.read_gpu_part(str(good))["machine"].startswith("NVIDIA")
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(200 * 2**20)  # 200 MB, one line of zero bytes
+    shapes = tmp_path / "shapes.json"
+    shapes.write_text(json.dumps({key: [] for key in tool.GPU_PART_KEYS} | {"timings": [{"ms": 1.0}]}))  # not a report
+    cases = {str(pipe): "not a regular file", str(big): "more than the", str(tmp_path / "list.json"): "not a GPU",
+             tool.MEASUREMENTS: "it needs the keys", str(shapes): "its timings do not load"}
+    (tmp_path / "list.json").write_text("[1, 2]")
+    for path, fragment in cases.items():
+        with pytest.raises(ValueError, match=fragment) as raised:
+            tool.read_gpu_part(path)
+        assert str(raised.value).startswith(path)
+    for kept in (tool.MEASUREMENTS, tool.DOC):
+        with pytest.raises(ValueError, match="which this tool reads"):
+            tool.refuse_a_doc_as_output(kept)
+    tool.refuse_a_doc_as_output(str(good))  # a file of its own: fine
+
+
 def test_performance_doc_is_the_rendering_of_its_measurements():
     """docs/performance.md = the template + docs/performance.json (tables, targets met or not)."""
     import json
