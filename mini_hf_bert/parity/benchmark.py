@@ -397,6 +397,22 @@ def _compiled_call(model: nn.Module, freezing: bool = False) -> Call:
 # --------------------------------------------------------------------------------------
 
 
+def check_cases(workloads: tuple[str, ...], dtypes: tuple[str, ...], known_dtypes: dict, runs: int) -> None:
+    """Refuse a workload not in WORKLOADS, a dtype not in ``known_dtypes`` or fewer than
+    one run, naming it: what the CPU and GPU benchmarks are asked to time.
+
+    transformers: none
+    """
+    for name in workloads:
+        if name not in WORKLOADS:
+            raise ValueError(f"workload {name!r} is not one of {sorted(WORKLOADS)}")
+    for name in dtypes:
+        if name not in known_dtypes:
+            raise ValueError(f"dtype {name!r} is not one of {sorted(known_dtypes)}")
+    if runs < 1:
+        raise ValueError(f"runs must be at least 1, got {runs}")
+
+
 def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[str, ...] = tuple(DTYPES),
                   runs: int = RUNS, config: BertConfig | None = None, ablations: bool = True,
                   peers: tuple[str, ...] = PEERS,
@@ -417,17 +433,10 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
 
     transformers: none
     """
-    for name in workloads:
-        if name not in WORKLOADS:
-            raise ValueError(f"workload {name!r} is not one of {sorted(WORKLOADS)}")
-    for name in dtypes:
-        if name not in DTYPES:
-            raise ValueError(f"dtype {name!r} is not one of {sorted(DTYPES)}")
+    check_cases(workloads, dtypes, DTYPES, runs)
     for name in peers:
         if name not in PEERS:
             raise ValueError(f"peer {name!r} is not one of {PEERS}")
-    if runs < 1:
-        raise ValueError(f"runs must be at least 1, got {runs}")
     config = config or BertConfig(**BERT_BASE)
     torch.manual_seed(0)
     base = BertModel(dataclasses.replace(config, attn_implementation="eager")).eval().requires_grad_(False)

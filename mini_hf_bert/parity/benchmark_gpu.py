@@ -30,7 +30,7 @@ from .. import modeling_bert_fast
 from ..configuration_bert import BertConfig
 from ..modeling_bert import BertModel
 from .benchmark import (BASELINE, BERT_BASE, WORKLOADS, Call, Timing, Workload, _hf_call, _ours, _timing,
-                        _transformers_models, make_inputs)
+                        _transformers_models, check_cases, make_inputs)
 
 #: The dtypes a GPU runs BERT in; fp16 first, the usual choice for inference there.
 GPU_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
@@ -100,14 +100,7 @@ def run_gpu_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tup
 
     transformers: none
     """
-    for name in workloads:
-        if name not in WORKLOADS:
-            raise ValueError(f"workload {name!r} is not one of {sorted(WORKLOADS)}")
-    for name in dtypes:
-        if name not in GPU_DTYPES:
-            raise ValueError(f"dtype {name!r} is not one of {sorted(GPU_DTYPES)}")
-    if runs < 1:
-        raise ValueError(f"runs must be at least 1, got {runs}")
+    check_cases(workloads, dtypes, GPU_DTYPES, runs)
     if not device.startswith("cuda"):
         raise ValueError(f"--device {device}: the GPU benchmark runs on cuda or cuda:N (the CPU's: --device cpu)")
     if not torch.cuda.is_available():
