@@ -10,9 +10,13 @@ packed sgemm (``torch.ops.mkl._mkl_linear``, what inductor's freezing uses for f
 all twelve layers' weights once per call, as a forward pass does, so they come from
 memory. The last column is the rate at which the weights were read.
 
+"oneDNN packed, 2 MiB pages" is the same packed weight moved into transparent huge pages,
+as the fast path holds it (option huge_pages; where the kernel can).
+
 For fp32, where onnxruntime is installed, ONNX Runtime's MatMul + Add on the same weights
 as initializers (which it pre-packs for MLAS, its own GEMM library), one session call for
-the layer or the twelve: what ONNX Runtime's products reach, apart from its graph.
+the layer or the twelve: what ONNX Runtime's products reach, apart from its graph; and the
+same as an OpenVINO model, where openvino is installed.
 
 Run it with the AVX2 switches (docs/performance.md) to see an AVX2 CPU's kernels.
 """
@@ -29,7 +33,7 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from mini_hf_bert import cpu_capability  # noqa: E402
+from mini_hf_bert import cpu_capability, modeling_bert_fast  # noqa: E402
 from mini_hf_bert.parity.benchmark import SETTLE_S, _median_ms  # noqa: E402
 
 #: bert-base's Linear products, (in, out), and its layer count.
@@ -42,12 +46,24 @@ RUNS = 10
 ONNX_IR_VERSION = 10
 
 
-def kernels(weight: torch.Tensor, bias: torch.Tensor, rows: int) -> dict:
-    """Kernel name -> a call x -> x·Wᵀ + b, for those that run this dtype here."""
+def huge_pages_work() -> bool:
+    """Whether this machine moves memory into 2 MiB pages (``into_huge_pages`` moves a 6 MiB probe)."""
+    return modeling_bert_fast.into_huge_pages(torch.zeros(3 * modeling_bert_fast.HUGE_PAGE // 4)) > 0
+
+
+def kernels(weight: torch.Tensor, bias: torch.Tensor, rows: int, huge_pages: bool = False) -> dict:
+    """Kernel name -> a call x -> x·Wᵀ + b, for those that run this dtype here; with
+    ``huge_pages``, oneDNN's packed weight also as the fast path holds it (whatever whole
+    2 MiB pages it has inside moved into huge pages)."""
     found = {"F.linear": lambda x: F.linear(x, weight, bias)}
     try:
         packed = torch.ops.mkldnn._reorder_linear_weight(weight, None)
         found["oneDNN packed"] = lambda x: torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+        if huge_pages:
+            huge = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+            modeling_bert_fast.into_huge_pages(huge)
+            found["oneDNN packed, 2 MiB pages"] = lambda x: torch.ops.mkldnn._linear_pointwise(
+                x, huge, bias, "none", [], "")
     except RuntimeError:
         pass
     if weight.dtype == torch.float32 and torch._C.has_mkl:
@@ -87,6 +103,30 @@ def onnx_runtime_call(layers: list, rows: int, dtype: torch.dtype):
     return lambda feeds: session.run(None, feeds)
 
 
+def openvino_call(layers: list, rows: int, dtype: torch.dtype):
+    """The same products as ``onnx_runtime_call``, as one OpenVINO model (MatMul + Add on
+    constants, compiled for this CPU in fp32, latency mode): a call -> all the products.
+    None where openvino is missing, or not fp32."""
+    if dtype != torch.float32:
+        return None
+    try:
+        import openvino
+        import openvino.opset13 as ops
+    except ImportError:
+        return None
+    inputs = {inner: ops.parameter([rows, inner], openvino.Type.f32, name=f"x{inner}")
+              for inner in sorted({inner for inner, _ in PRODUCTS})}
+    outputs = [ops.add(ops.matmul(inputs[inner], ops.constant(weight.numpy()), False, True),  # x·Wᵀ
+                       ops.constant(bias.numpy()))
+               for layer in layers for (inner, _), (weight, bias) in zip(PRODUCTS, layer)]
+    compiled = openvino.Core().compile_model(
+        openvino.Model(outputs, list(inputs.values())), "CPU",
+        {"INFERENCE_NUM_THREADS": torch.get_num_threads(), "INFERENCE_PRECISION_HINT": "f32",
+         "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    return lambda feeds: request.infer(feeds)
+
+
 def median_ms(call) -> float:
     """The median of ``RUNS`` timed calls, after ``SETTLE_S`` of quiet and one untimed call
     (the kernel sets itself up). The quiet first: the thread pool of the kernel timed before
@@ -103,6 +143,7 @@ def main() -> int:
     print("| dtype | rows | kernel | warm: one layer, ms | cold: 12 layers, ms | cold: weights read, GB/s |")
     print("|---|---:|---|---:|---:|---:|")
     generator = torch.Generator().manual_seed(0)
+    huge_pages = huge_pages_work()
     with torch.inference_mode():
         for dtype in (torch.float32, torch.bfloat16):
             weights = [[((torch.randn(out, inner, generator=generator) * 0.02).to(dtype), torch.zeros(out, dtype=dtype))
@@ -110,7 +151,7 @@ def main() -> int:
             nbytes = sum(w.numel() * w.element_size() for layer in weights for w, _ in layer)
             for rows in ROWS:
                 inputs = {inner: torch.randn(rows, inner, generator=generator).to(dtype) for inner, _ in PRODUCTS}
-                per_layer = [[kernels(w, b, rows) for w, b in layer] for layer in weights]
+                per_layer = [[kernels(w, b, rows, huge_pages) for w, b in layer] for layer in weights]
                 for name in per_layer[0][0]:
                     def layer_call(index: int, name: str = name) -> None:
                         for (inner, _), found in zip(PRODUCTS, per_layer[index]):
@@ -119,11 +160,14 @@ def main() -> int:
                     cold = median_ms(lambda: [layer_call(index) for index in range(LAYERS)])
                     print(f"| {str(dtype).removeprefix('torch.')} | {rows} | {name} | {warm:.3f} | {cold:.1f} | "
                           f"{nbytes / (cold / 1000) / 1e9:.1f} |", flush=True)
-                one, twelve = onnx_runtime_call(weights[:1], rows, dtype), onnx_runtime_call(weights, rows, dtype)
-                if one is not None:
+                for engine, make in (("ONNX Runtime MatMul (MLAS, pre-packed)", onnx_runtime_call),
+                                     ("OpenVINO MatMul", openvino_call)):
+                    one, twelve = make(weights[:1], rows, dtype), make(weights, rows, dtype)
+                    if one is None:
+                        continue
                     feeds = {f"x{inner}": x.numpy() for inner, x in inputs.items()}
                     warm, cold = median_ms(lambda: one(feeds)), median_ms(lambda: twelve(feeds))
-                    print(f"| {str(dtype).removeprefix('torch.')} | {rows} | ONNX Runtime MatMul (MLAS, pre-packed) | "
+                    print(f"| {str(dtype).removeprefix('torch.')} | {rows} | {engine} | "
                           f"{warm:.3f} | {cold:.1f} | {nbytes / (cold / 1000) / 1e9:.1f} |", flush=True)
     return 0
 

@@ -73,6 +73,7 @@ ABLATIONS = {
     "fuse_qkv": (False, "fast, three Q/K/V products"),
     "fuse_gelu": (False, "fast, GELU not fused"),
     "route": ("aten", "fast, F.linear route (no pre-packing)"),
+    "huge_pages": (False, "fast, 4 KiB pages (no huge pages)"),
     "matmul_attention": (True, "fast, attention as matmul-softmax-matmul"),
     "fp32_stream": (False, "fast, residual stream and LayerNorm in bf16"),  # low precision only
 }

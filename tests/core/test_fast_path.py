@@ -10,6 +10,7 @@ again under its AVX2 emulation.
 from __future__ import annotations
 
 import itertools
+import sys
 
 import pytest
 import torch
@@ -596,3 +597,103 @@ def test_fast_dropout_edges_and_gradient():
     out = modeling_bert_fast.fast_dropout(x, 0.5)
     out.sum().backward()
     assert torch.equal(x.grad, (out.detach() / x.detach()).nan_to_num())  # d out / d x: 0 or the scale, per unit
+
+
+def test_weights_swapped_in_by_a_new_module_are_seen():
+    """A Linear replaced by another (as adapters and pruning do) rebuilds the derived weights."""
+    model, batch = make_model(), make_batch(BATCHES["padded"])
+    mask = batch["attention_mask"]
+    before = run(model, "fast", batch).last_hidden_state
+    torch.manual_seed(7)
+    model.encoder.layer[0].output.dense = torch.nn.Linear(SMALL["intermediate_size"], SMALL["hidden_size"]).eval()
+    after = run(model, "fast", batch).last_hidden_state
+    assert (after - before).abs().max() > 1e-2
+    torch.testing.assert_close(real(after, mask), real(run(model, "eager", batch).last_hidden_state, mask),
+                               atol=FAST_FP32_ATOL, rtol=0)
+
+
+# ---- option huge_pages ----------------------------------------------------------------------
+
+def _kernel_can_collapse() -> str | None:
+    """Why this machine cannot move memory into huge pages (None: it can), read apart from
+    the code under test: Linux 6.1+ (MADV_COLLAPSE) with transparent huge pages not off."""
+    import platform
+    import re
+    if not sys.platform.startswith("linux"):
+        return "not Linux"
+    version = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", platform.release()).groups())
+    if version < (6, 1):
+        return f"Linux {platform.release()} has no MADV_COLLAPSE (6.1+)"
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as setting:
+            if "[never]" in setting.read():
+                return "transparent huge pages are off on this machine"
+    except OSError:
+        return "this kernel has no transparent huge pages"
+    return None
+
+
+def _huge_kib_of_mapping(address: int) -> int:
+    """AnonHugePages (KiB) of the mapping holding ``address``, as /proc/self/smaps says."""
+    inside = False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and ":" not in head:  # a mapping's first line: start-end perms ...
+                start, end = (int(value, 16) for value in head.split("-"))
+                inside = start <= address < end
+            elif inside and head == "AnonHugePages:":
+                return int(line.split()[1])
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+HUGE_PAGES_MODEL = dict(hidden_size=512, intermediate_size=4096, num_hidden_layers=1, num_attention_heads=8)
+
+
+def test_huge_pages_hold_the_packed_weights_and_change_no_result():
+    why_not = _kernel_can_collapse()
+    if why_not or not torch.backends.mkldnn.is_available():
+        pytest.skip(why_not or "no oneDNN in this torch build")
+    model, batch = make_model(**HUGE_PAGES_MODEL), make_batch(BATCHES["padded"])
+    with modeling_bert_fast.using_options(route="onednn", huge_pages=False):
+        plain = modeling_bert_fast.fast_weights(model)
+        small_pages = run(model, "fast", batch).last_hidden_state
+    with modeling_bert_fast.using_options(route="onednn"):
+        weights = modeling_bert_fast.fast_weights(model)
+        huge = run(model, "fast", batch).last_hidden_state
+    assert plain.huge_page_bytes == 0
+    # (4096, 512) fp32 = 8 MiB per feed-forward weight: at least 3 whole 2 MiB pages inside each.
+    assert weights.huge_page_bytes >= 2 * 3 * modeling_bert_fast.HUGE_PAGE
+    packed = weights.layers[0].intermediate.packed
+    inside = torch.ops.mkldnn.data_ptr(packed) + torch.ops.mkldnn._nbytes(packed) // 2
+    assert _huge_kib_of_mapping(inside) >= modeling_bert_fast.HUGE_PAGE // 1024, "the kernel maps it in 2 MiB pages"
+    # The same bytes at the same addresses through the same kernel, in one process: the same result.
+    assert torch.equal(huge, small_pages)
+
+
+def test_into_huge_pages_moves_whole_pages_and_keeps_every_byte():
+    why_not = _kernel_can_collapse()
+    if why_not:
+        pytest.skip(why_not)
+    huge_page = modeling_bert_fast.HUGE_PAGE
+    values = torch.randn(4 * huge_page // 4)  # 8 MiB of fp32
+    before = values.clone()
+    moved = modeling_bert_fast.into_huge_pages(values)
+    assert 3 * huge_page <= moved <= 4 * huge_page and moved % huge_page == 0
+    assert torch.equal(values, before)
+    assert modeling_bert_fast.into_huge_pages(torch.randn(1000)) == 0, "no whole 2 MiB page inside"
+    assert modeling_bert_fast.into_huge_pages(values.view(-1, 1024).t()) == 0, "not contiguous: not its span"
+
+
+@pytest.mark.parametrize("setting", ["always madvise [never]\n", None])
+def test_into_huge_pages_respects_huge_pages_switched_off(tmp_path, monkeypatch, setting):
+    """THP set to "never" by the administrator, or no THP in the kernel: nothing is moved."""
+    path = tmp_path / "enabled"
+    if setting is not None:
+        path.write_text(setting)
+    monkeypatch.setattr(modeling_bert_fast, "THP_SETTING", str(path))
+    modeling_bert_fast._madvise.cache_clear()
+    try:
+        assert modeling_bert_fast.into_huge_pages(torch.randn(4 * modeling_bert_fast.HUGE_PAGE // 4)) == 0
+    finally:
+        modeling_bert_fast._madvise.cache_clear()

@@ -199,7 +199,7 @@ def test_the_routes_study_times_kernels_that_compute_the_same_product(dtype):
     weight = (torch.randn(48, 32, generator=generator) * 0.1).to(dtype)  # (out, in)
     bias = torch.randn(48, generator=generator).to(dtype)
     for rows in (1, 16):
-        x = torch.randn(rows, 32, generator=generator).to(dtype)
+        x = torch.randn(rows, 32, generator=generator).to(dtype)  # (rows, in)
         expected = x.double() @ weight.double().T + bias.double()  # (rows, out)
         found = study.kernels(weight, bias, rows)
         assert "F.linear" in found and (dtype == torch.bfloat16 or "MKL packed" in found or not torch._C.has_mkl)
@@ -211,8 +211,27 @@ def test_the_routes_study_times_kernels_that_compute_the_same_product(dtype):
                 assert torch.nn.functional.cosine_similarity(got, expected, dim=-1).min() >= BF16_MIN_COSINE, name
 
 
-def test_the_routes_study_times_onnx_runtime_on_the_same_products(monkeypatch):
-    """The study's ONNX Runtime contender computes each product x·Wᵀ + b of each layer."""
+def test_the_routes_study_times_the_packed_weight_in_huge_pages_when_asked():
+    """The "2 MiB pages" contender (the packed weight as the fast path holds it) runs when
+    asked, and computes the same product."""
+    from tools import product_routes_study as study
+
+    if not torch.backends.mkldnn.is_available():
+        pytest.skip("no oneDNN in this torch build")
+    generator = torch.Generator().manual_seed(0)
+    weight = torch.randn(1536, 1024, generator=generator) * 0.02  # (out, in): 6 MiB of fp32
+    bias = torch.randn(1536, generator=generator)
+    assert "oneDNN packed, 2 MiB pages" not in study.kernels(weight, bias, 4)
+    found = study.kernels(weight, bias, 4, huge_pages=True)
+    assert "oneDNN packed, 2 MiB pages" in found and "oneDNN packed" in found
+    x = torch.randn(4, 1024, generator=generator)
+    for name, call in found.items():
+        assert (call(x).double() - (x.double() @ weight.double().T + bias.double())).abs().max() <= FAST_FP32_ATOL, name
+
+
+@pytest.mark.parametrize("engine", ["onnx_runtime_call", "openvino_call"])
+def test_the_routes_study_times_the_engines_on_the_same_products(monkeypatch, engine):
+    """The study's ONNX Runtime and OpenVINO contenders compute each product x·Wᵀ + b of each layer."""
     from tools import product_routes_study as study
 
     monkeypatch.setattr(study, "PRODUCTS", ((32, 48), (48, 32)))
@@ -220,10 +239,12 @@ def test_the_routes_study_times_onnx_runtime_on_the_same_products(monkeypatch):
     layers = [[(torch.randn(out, inner, generator=generator) * 0.1, torch.randn(out, generator=generator))
                for inner, out in study.PRODUCTS] for _ in range(2)]
     inputs = {inner: torch.randn(3, inner, generator=generator) for inner, _ in study.PRODUCTS}
-    call = study.onnx_runtime_call(layers, 3, torch.float32)
-    assert call is not None, "onnxruntime and onnx come with the bench extra, which `make venv` installs"
-    assert study.onnx_runtime_call(layers, 3, torch.bfloat16) is None  # its kernels run fp32 only
-    got = call({f"x{inner}": x.numpy() for inner, x in inputs.items()})
+    make = getattr(study, engine)
+    call = make(layers, 3, torch.float32)
+    assert call is not None, "onnxruntime, onnx and openvino come with the bench extra, which `make venv` installs"
+    assert make(layers, 3, torch.bfloat16) is None  # timed in fp32 only
+    got = list(call({f"x{inner}": x.numpy() for inner, x in inputs.items()}).values()) if engine == "openvino_call" \
+        else call({f"x{inner}": x.numpy() for inner, x in inputs.items()})
     expected = [inputs[inner].double() @ weight.double().T + bias.double()
                 for layer in layers for (inner, _), (weight, bias) in zip(study.PRODUCTS, layer)]
     assert len(got) == len(expected) == 4
