@@ -96,9 +96,9 @@ transformers: none (its counterparts are the attention integrations it selects b
 from __future__ import annotations
 
 import contextlib
-import errno
 import ctypes
 import dataclasses
+import errno
 import functools
 import itertools
 import logging
@@ -492,10 +492,11 @@ def into_huge_pages(tensor: torch.Tensor) -> int:
     can. Why: a call on few tokens reads every weight once, and bert-base's 85 M weights
     span 83,000 pages of 4 KiB, far more than the TLB holds; every page costs a page-table
     walk (two levels of them in a virtual machine), the more so after the process sat idle.
-    In 2 MiB pages the same weights span 170. Measured here, oneDNN's 49 products of a
-    1 x 16 call ran ~10% faster (docs/performance.md, the "4 KiB pages" row). The kernel
-    copies each page once to do it (~0.5 s for bert-base here). Only whole pages inside the
-    tensor move: its first and last partial 2 MiB stay, as they share pages with other memory.
+    In 2 MiB pages the same weights span about 160. Measured on this project's Zen 4 VM:
+    oneDNN's products of a 1 x 16 call, alone, 3-10% faster; the whole call a few percent
+    at most (docs/performance.md, the "4 KiB pages" rows). The kernel copies each page once
+    to do it (~0.5 s for bert-base there). Only whole pages inside the tensor move: its first
+    and last partial 2 MiB stay, as they share pages with other memory.
 
     transformers: none
     """
