@@ -18,12 +18,18 @@ as initializers (which it pre-packs for MLAS, its own GEMM library), one session
 the layer or the twelve: what ONNX Runtime's products reach, apart from its graph; and the
 same as an OpenVINO model, where openvino is installed.
 
+Last, the fast path's whole W2 call (bert-base, 1 x 16 tokens, fp32) against that model's
+own products alone, alternating: what the call spends beyond its products (attention,
+LayerNorms, sums, views, each product's own set-up, the embeddings and the pooler).
+
 Run it with the AVX2 switches (docs/performance.md) to see an AVX2 CPU's kernels.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import statistics
 import sys
 import time
 
@@ -34,13 +40,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from mini_hf_bert import cpu_capability, modeling_bert_fast  # noqa: E402
-from mini_hf_bert.parity.benchmark import SETTLE_S, _median_ms  # noqa: E402
+from mini_hf_bert import BertConfig, BertModel  # noqa: E402
+from mini_hf_bert.parity.benchmark import BERT_BASE, SETTLE_S, WORKLOADS, _median_ms, make_inputs  # noqa: E402
 
 #: bert-base's Linear products, (in, out), and its layer count.
 PRODUCTS = ((768, 2304), (768, 768), (768, 3072), (3072, 768))
 LAYERS = 12
 ROWS = (1, 16, 64, 256)
 RUNS = 10
+#: Alternating rounds of the whole call against its products alone.
+CALL_RUNS = 30
 #: The ONNX file format version the graph is written in: one that onnxruntime reads (onnx's
 #: default can be newer than the runtime installed beside it).
 ONNX_IR_VERSION = 10
@@ -127,6 +136,43 @@ def openvino_call(layers: list, rows: int, dtype: torch.dtype):
     return lambda feeds: request.infer(feeds)
 
 
+def call_and_its_products(config: BertConfig, workload: str = "W2"):
+    """A seeded model of ``config`` on ``workload``'s tokens through the fast path (fp32),
+    and that model's own products alone: every derived Linear once, on rows of its width,
+    as the call runs them (the pooler's on one row). -> (call, products, the products' count).
+    What the call takes beyond its products is everything else it runs."""
+    torch.manual_seed(0)
+    model = BertModel(dataclasses.replace(config, attn_implementation="fast")).eval().requires_grad_(False)
+    ids, mask = make_inputs(WORKLOADS[workload], config.vocab_size)
+    weights = modeling_bert_fast.fast_weights(model)
+    rows = int(mask.sum())
+    linears = [(linear, rows) for layer in weights.layers
+               for linear in [*layer.qkv, layer.attention_out, layer.intermediate, layer.output]]
+    linears += [] if weights.pooler is None else [(weights.pooler, ids.shape[0])]
+    inputs = {}
+    for linear, count in linears:
+        width = (linear.packed if linear.packed is not None else linear.weight).shape[1]  # (out, in)
+        inputs.setdefault((count, width), torch.randn(count, width))
+
+    def products() -> list[torch.Tensor]:
+        return [linear(inputs[(count, (linear.packed if linear.packed is not None else linear.weight).shape[1])])
+                for linear, count in linears]
+    return (lambda: model(ids, attention_mask=mask).last_hidden_state), products, len(linears)
+
+
+def alternating_medians_ms(calls: dict, runs: int = RUNS) -> dict:
+    """Each call's median ms over ``runs`` rounds, the calls alternating, ``SETTLE_S`` of quiet
+    before each (as the benchmark times whole calls)."""
+    times = {name: [] for name in calls}
+    for _ in range(runs):
+        for name, call in calls.items():
+            time.sleep(SETTLE_S)
+            start = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) * 1000 for name, values in times.items()}
+
+
 def median_ms(call) -> float:
     """The median of ``RUNS`` timed calls, after ``SETTLE_S`` of quiet and one untimed call
     (the kernel sets itself up). The quiet first: the thread pool of the kernel timed before
@@ -169,6 +215,13 @@ def main() -> int:
                     warm, cold = median_ms(lambda: one(feeds)), median_ms(lambda: twelve(feeds))
                     print(f"| {str(dtype).removeprefix('torch.')} | {rows} | {engine} | "
                           f"{warm:.3f} | {cold:.1f} | {nbytes / (cold / 1000) / 1e9:.1f} |", flush=True)
+        call, products, count = call_and_its_products(BertConfig(**BERT_BASE))
+        call(), products()
+        measured = alternating_medians_ms({"call": call, "products": products}, runs=CALL_RUNS)
+    print(f"\n| W2 fp32, the fast path | whole call, ms | its {count} products alone, ms | the rest, ms |")
+    print("|---|---:|---:|---:|")
+    print(f"| bert-base, 1 x 16 tokens | {measured['call']:.1f} | {measured['products']:.1f} | "
+          f"{measured['call'] - measured['products']:.1f} |")
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 import pytest
 import torch
@@ -250,3 +251,24 @@ def test_the_routes_study_times_the_engines_on_the_same_products(monkeypatch, en
     assert len(got) == len(expected) == 4
     for out, want in zip(got, expected):
         assert (torch.from_numpy(out).double() - want).abs().max() <= FAST_FP32_ATOL
+
+
+def test_the_routes_study_splits_a_call_into_its_own_products():
+    """The study's "the rest" is the whole call less exactly the products that call runs: every
+    derived Linear of the model once (QKV stacked: four per layer, and the pooler's), on as
+    many rows as the call has real tokens (the pooler's on one per sequence)."""
+    from tools import product_routes_study as study
+
+    config = BertConfig(vocab_size=300, hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=40)
+    call, products, count = study.call_and_its_products(config)
+    with torch.inference_mode():
+        hidden = call()
+        outputs = products()
+    assert count == len(outputs) == 3 * 4 + 1
+    assert hidden.shape == (1, 16, 32)
+    widths = [3 * 32, 32, 64, 32] * 3 + [32]  # QKV, attention out, intermediate, output per layer; the pooler
+    assert [out.shape[-1] for out in outputs] == widths
+    assert [out.shape[0] for out in outputs] == [16] * 12 + [1]
+    timed = study.alternating_medians_ms({"a": lambda: None, "b": lambda: time.sleep(0.002)}, runs=3)
+    assert timed["b"] >= 2.0 > timed["a"]
