@@ -149,15 +149,13 @@ def call_and_its_products(config: BertConfig, workload: str = "W2"):
     linears = [(linear, rows) for layer in weights.layers
                for linear in [*layer.qkv, layer.attention_out, layer.intermediate, layer.output]]
     linears += [] if weights.pooler is None else [(weights.pooler, ids.shape[0])]
-    inputs = {}
+    inputs: dict[tuple[int, int], torch.Tensor] = {}  # (rows, width) -> one input shared by its products
+    calls = []
     for linear, count in linears:
         width = (linear.packed if linear.packed is not None else linear.weight).shape[1]  # (out, in)
-        inputs.setdefault((count, width), torch.randn(count, width))
-
-    def products() -> list[torch.Tensor]:
-        return [linear(inputs[(count, (linear.packed if linear.packed is not None else linear.weight).shape[1])])
-                for linear, count in linears]
-    return (lambda: model(ids, attention_mask=mask).last_hidden_state), products, len(linears)
+        calls.append((linear, inputs.setdefault((count, width), torch.randn(count, width))))
+    return (lambda: model(ids, attention_mask=mask).last_hidden_state), \
+        (lambda: [linear(x) for linear, x in calls]), len(calls)
 
 
 def alternating_medians_ms(calls: dict, runs: int = RUNS) -> dict:
