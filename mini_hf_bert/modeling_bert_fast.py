@@ -49,8 +49,11 @@ What it does differently, for an encoder in eval mode and in training alike:
    torch.compile (inductor, with freezing: the weights become constants, pre-packed at
    compile time, and the elementwise ops fuse; route "int8" without AMX compiles without
    freezing, see ``compile_freezes``), one graph per batch shape (the runs of
-   sequence lengths), compiled on first use and cached beside the weights. It cuts the
-   per-call overhead of ~40 small ops per layer, which is what few-token calls pay for.
+   sequence lengths), compiled on first use and cached beside the weights. It fuses the
+   ~40 small ops per layer around the products. Whether it pays depends on the dtype: in
+   fp32 inductor packs the products for MKL's sgemm (oneDNN's packing of fp32 weights it
+   keeps for dynamic shapes only), which measured slower than the uncompiled oneDNN
+   route; in bf16 and int8 it pays a little (docs/performance.md, "Compiled or not").
    Compiling takes ~15 s per shape for bert-base on 2 cores, and is logged before it runs;
    at most ``COMPILED_SHAPES_MAX`` shapes per process, then the uncompiled path.
 7. **CUDA graphs** (option ``cuda_graphs``, on by default; inference on a GPU, not under

@@ -152,6 +152,21 @@ def targets_table(measured: dict) -> str:
     return "\n".join(rows)
 
 
+def compiled_table(measured: dict) -> str:
+    """The compiled mode (option compile) against the uncompiled fast path, per case: where
+    compiling paid on this CPU and where it did not (each a ratio of the two medians)."""
+    ratio = {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
+    rows = ["| case | uncompiled, ms | compiled, ms | compiled speed-up |", "|---|---:|---:|---:|"]
+    pairs = (("fp32", FAST, COMPILED), ("bf16", FAST, COMPILED), ("fp32", INT8, INT8_COMPILED))
+    for dtype, plain, compiled in pairs:
+        for workload in sorted({t["workload"] for t in measured["timings"]}):
+            if (workload, dtype, plain) in ratio and (workload, dtype, compiled) in ratio:
+                before, after = ratio[(workload, dtype, plain)]["ms"], ratio[(workload, dtype, compiled)]["ms"]
+                name = f"{workload} int8" if plain == INT8 else f"{workload} {dtype}"
+                rows.append(f"| {name} | {before:.1f} | {after:.1f} | {before / after:.2f}x |")
+    return "\n".join(rows) if len(rows) > 2 else "Not measured (the compiled modes run with the \"compile\" peers)."
+
+
 def emulated_targets_table(measured: dict) -> str:
     """The AVX2 targets: W1 and W2 in fp32 at least level with the best other engine, and
     never slower than transformers sdpa."""
@@ -247,6 +262,7 @@ def render(measured: dict) -> str:
     body = render_template(template, {
         "minutes": str(measured["minutes"]), "runs": str(measured["runs"]), "kind": measured.get("cpu_kind", ""),
         "tables": benchmark.format_report(_report(measured)).rstrip(), "targets": targets_table(measured),
+        "compiled": compiled_table(measured),
         "emulated_minutes": str(emulated["minutes"]) if emulated else "-",
         "emulated_kind": emulated.get("cpu_kind", "") if emulated else "not measured",
         "emulated_tables": benchmark.format_report(_report(emulated)).rstrip() if emulated else "Not measured.",

@@ -352,6 +352,29 @@ def test_performance_doc_is_the_rendering_of_its_measurements():
     assert measured["fingerprint"] == tool.sources_fingerprint()
 
 
+
+def test_compiled_table_sets_each_compiled_mode_against_its_uncompiled_self():
+    """"Compiled or not": each compiled row beside the same route uncompiled, the ratio
+    uncompiled / compiled (above 1: compiling paid); int8 rows apart from fp32's."""
+    tool = _tool("performance_report")
+
+    def timing(workload, dtype, contender, ms):
+        return {"workload": workload, "dtype": dtype, "contender": contender, "ms": ms}
+
+    measured = {"timings": [
+        timing("W2", "fp32", "mini_hf_bert fast", 20.0), timing("W2", "fp32", "mini_hf_bert fast, compiled", 40.0),
+        timing("W2", "bf16", "mini_hf_bert fast", 30.0), timing("W2", "bf16", "mini_hf_bert fast, compiled", 24.0),
+        timing("W2", "fp32", "mini_hf_bert fast, int8 (per-token dynamic)", 18.0),
+        timing("W2", "fp32", "mini_hf_bert fast, int8, compiled", 12.0),
+        timing("W1", "fp32", "mini_hf_bert fast", 700.0),  # no compiled row: no line
+        timing("W2", "fp32", "OpenVINO", 21.0),
+    ]}
+    lines = tool.compiled_table(measured).splitlines()
+    assert lines[2:] == ["| W2 fp32 | 20.0 | 40.0 | 0.50x |", "| W2 bf16 | 30.0 | 24.0 | 1.25x |",
+                         "| W2 int8 | 18.0 | 12.0 | 1.50x |"]
+    uncompiled_only = {"timings": [timing("W2", "fp32", "mini_hf_bert fast", 20.0)]}
+    assert tool.compiled_table(uncompiled_only).startswith("Not measured")
+
 # ------------------------------------------------------------------ docs/reliability.md
 
 RELIABILITY_DOCS = ("docs/reliability.md", "docs/zh/reliability.md")
