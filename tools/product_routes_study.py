@@ -18,9 +18,13 @@ as initializers (which it pre-packs for MLAS, its own GEMM library), one session
 the layer or the twelve: what ONNX Runtime's products reach, apart from its graph; and the
 same as an OpenVINO model, where openvino is installed.
 
-Last, the fast path's whole W2 call (bert-base, 1 x 16 tokens, fp32) against that model's
+Then the fast path's whole W2 call (bert-base, 1 x 16 tokens, fp32) against that model's
 own products alone, alternating: what the call spends beyond its products (attention,
 LayerNorms, sums, views, each product's own set-up, the embeddings and the pooler).
+
+Last, the work between a layer's products on W2's 16 rows (a LayerNorm, a residual sum,
+attention), each timed alone, again and again, and right after a 16-row product whose
+weights came from memory: as the call runs it, its rows no longer in the caches.
 
 Run it with the AVX2 switches (docs/performance.md) to see an AVX2 CPU's kernels.
 """
@@ -158,6 +162,38 @@ def call_and_its_products(config: BertConfig, workload: str = "W2"):
         (lambda: [linear(x) for linear, x in calls]), len(calls)
 
 
+def ops_between_products(rows: int, hidden: int = 768, heads: int = 12) -> dict:
+    """The work between a layer's products on ``rows`` tokens of one sequence, each op a
+    call on tensors of its own: name -> call."""
+    generator = torch.Generator().manual_seed(0)
+    h = torch.randn(rows, hidden, generator=generator)  # (M, H)
+    scale, shift = torch.ones(hidden), torch.zeros(hidden)
+    q = torch.randn(1, heads, rows, hidden // heads, generator=generator)  # (1, N, L, D)
+    return {"LayerNorm": lambda: F.layer_norm(h, (hidden,), scale, shift),
+            "residual sum": lambda: h + h,
+            "attention (SDPA)": lambda: F.scaled_dot_product_attention(q, q, q)}
+
+
+def alone_and_after_a_product(op, products: list, runs: int = RUNS) -> tuple[float, float]:
+    """``op``'s median µs timed alone, call after call (its rows stay in the caches), and
+    timed right after each of ``products`` in turn (each product's weights, read from
+    memory, have pushed the op's rows out): (alone, after a product)."""
+    op()
+    alone = []
+    for _ in range(runs * len(products)):
+        start = time.perf_counter()
+        op()
+        alone.append(time.perf_counter() - start)
+    after = []
+    for _ in range(runs):
+        for product in products:
+            product()
+            start = time.perf_counter()
+            op()
+            after.append(time.perf_counter() - start)
+    return statistics.median(alone) * 1e6, statistics.median(after) * 1e6
+
+
 def alternating_medians_ms(calls: dict, runs: int = RUNS) -> dict:
     """Each call's median ms over ``runs`` rounds, the calls alternating, ``SETTLE_S`` of quiet
     before each (as the benchmark times whole calls)."""
@@ -220,6 +256,20 @@ def main() -> int:
     print("|---|---:|---:|---:|")
     print(f"| bert-base, 1 x 16 tokens | {measured['call']:.1f} | {measured['products']:.1f} | "
           f"{measured['call'] - measured['products']:.1f} |")
+    rows = WORKLOADS["W2"].seq_length
+    inner, out = PRODUCTS[-1]  # the second feed-forward product, one per layer
+    with torch.inference_mode():
+        x = torch.randn(rows, inner, generator=generator)
+        products = []
+        for _ in range(LAYERS):
+            packed = modeling_bert_fast._prepare(torch.randn(out, inner, generator=generator) * 0.02,
+                                                 torch.zeros(out), modeling_bert_fast.Routes("onednn", "onednn"))
+            products.append(lambda packed=packed: packed(x))
+        print(f"\n| an op between products, {rows} rows | alone, µs | right after a {inner} -> {out} product, µs |")
+        print("|---|---:|---:|")
+        for name, op in ops_between_products(rows).items():
+            alone, after = alone_and_after_a_product(op, products)
+            print(f"| {name} | {alone:.1f} | {after:.1f} |")
     return 0
 
 

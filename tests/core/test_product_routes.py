@@ -272,3 +272,29 @@ def test_the_routes_study_splits_a_call_into_its_own_products():
     assert [out.shape[0] for out in outputs] == [16] * 12 + [1]
     timed = study.alternating_medians_ms({"a": lambda: None, "b": lambda: time.sleep(0.002)}, runs=3)
     assert timed["b"] >= 2.0 > timed["a"]
+
+
+def test_the_routes_study_times_each_op_alone_and_right_after_a_product():
+    """The study's last table: an op timed call after call, and timed right after each
+    product in turn, never with a product inside its own timing. Here an op that is slow
+    only just after a product (as one whose rows a product has pushed out of the caches)."""
+    from tools import product_routes_study as study
+
+    state = {"after_product": False, "products": 0}
+
+    def product():
+        state["products"] += 1
+        state["after_product"] = True
+
+    def op():
+        if state["after_product"]:
+            time.sleep(0.002)
+        state["after_product"] = False
+
+    alone, after = study.alone_and_after_a_product(op, [product, product], runs=3)
+    assert state["products"] == 3 * 2
+    assert alone < 1000 <= 2000 <= after  # µs
+    ops = study.ops_between_products(rows=16, hidden=32, heads=4)
+    assert set(ops) == {"LayerNorm", "residual sum", "attention (SDPA)"}
+    shapes = {name: tuple(call().shape) for name, call in ops.items()}
+    assert shapes == {"LayerNorm": (16, 32), "residual sum": (16, 32), "attention (SDPA)": (1, 4, 16, 8)}
