@@ -352,7 +352,6 @@ def test_performance_doc_is_the_rendering_of_its_measurements():
     assert measured["fingerprint"] == tool.sources_fingerprint()
 
 
-
 def test_compiled_table_sets_each_compiled_mode_against_its_uncompiled_self():
     """"Compiled or not": each compiled row beside the same route uncompiled, the ratio
     uncompiled / compiled (above 1: compiling paid); int8 rows apart from fp32's."""
@@ -374,6 +373,7 @@ def test_compiled_table_sets_each_compiled_mode_against_its_uncompiled_self():
                          "| W2 int8 | 18.0 | 12.0 | 1.50x |"]
     uncompiled_only = {"timings": [timing("W2", "fp32", "mini_hf_bert fast", 20.0)]}
     assert tool.compiled_table(uncompiled_only).startswith("Not measured")
+
 
 # ------------------------------------------------------------------ docs/reliability.md
 
