@@ -81,6 +81,11 @@ EMULATION_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "M
 EMULATED_WORKLOADS, EMULATED_PEERS = ("W1", "W2"), ("transformers", "onnxruntime", "openvino", "ctranslate2")
 
 
+def _by_case(measured: dict) -> dict:
+    """(workload, dtype, contender) -> that timing."""
+    return {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
+
+
 def _met(ok: bool) -> str:
     return "yes" if ok else "no"
 
@@ -94,7 +99,7 @@ def _roofline_row(measured: dict, timing: dict, dtype: str, factor: float) -> st
 
 def _engine_rows(measured: dict, workloads: tuple[str, ...] | None = None) -> list[str]:
     """Ours against the best other engine per case, and int8 against CTranslate2's int8."""
-    ratio = {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
+    ratio = _by_case(measured)
     rows = []
     for workload in sorted(workloads or {t["workload"] for t in measured["timings"]}):
         for dtype in ("fp32", "bf16"):
@@ -127,7 +132,7 @@ def _slowest_row(measured: dict) -> str:
 
 def targets_table(measured: dict) -> str:
     """Each target beside what was measured: met or not."""
-    ratio = {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
+    ratio = _by_case(measured)
     rows = ["| target | measured | met |", "|---|---:|---|"]
     for workload, dtype, least in TARGETS:
         fast = ratio[(workload, dtype, FAST)]
@@ -155,7 +160,7 @@ def targets_table(measured: dict) -> str:
 def compiled_table(measured: dict) -> str:
     """The compiled mode (option compile) against the uncompiled fast path, per case: where
     compiling paid on this CPU and where it did not (each a ratio of the two medians)."""
-    ratio = {(t["workload"], t["dtype"], t["contender"]): t for t in measured["timings"]}
+    ratio = _by_case(measured)
     rows = ["| case | uncompiled, ms | compiled, ms | compiled speed-up |", "|---|---:|---:|---:|"]
     pairs = (("fp32", FAST, COMPILED), ("bf16", FAST, COMPILED), ("fp32", INT8, INT8_COMPILED))
     for dtype, plain, compiled in pairs:

@@ -179,11 +179,7 @@ def alone_and_after_a_product(op, products: list, runs: int = RUNS) -> tuple[flo
     timed right after each of ``products`` in turn (each product's weights, read from
     memory, have pushed the op's rows out): (alone, after a product)."""
     op()
-    alone = []
-    for _ in range(runs * len(products)):
-        start = time.perf_counter()
-        op()
-        alone.append(time.perf_counter() - start)
+    alone = _median_ms(op, runs * len(products)) * 1000
     after = []
     for _ in range(runs):
         for product in products:
@@ -191,7 +187,7 @@ def alone_and_after_a_product(op, products: list, runs: int = RUNS) -> tuple[flo
             start = time.perf_counter()
             op()
             after.append(time.perf_counter() - start)
-    return statistics.median(alone) * 1e6, statistics.median(after) * 1e6
+    return alone, statistics.median(after) * 1e6
 
 
 def alternating_medians_ms(calls: dict, runs: int = RUNS) -> dict:
@@ -260,15 +256,15 @@ def main() -> int:
     inner, out = PRODUCTS[-1]  # the second feed-forward product, one per layer
     with torch.inference_mode():
         x = torch.randn(rows, inner, generator=generator)
-        products = []
+        feed_forward = []  # one per layer, oneDNN's packed product where this torch has it
         for _ in range(LAYERS):
-            packed = modeling_bert_fast._prepare(torch.randn(out, inner, generator=generator) * 0.02,
-                                                 torch.zeros(out), modeling_bert_fast.Routes("onednn", "onednn"))
-            products.append(lambda packed=packed: packed(x))
+            found = kernels(torch.randn(out, inner, generator=generator) * 0.02, torch.zeros(out), rows)
+            product = found.get("oneDNN packed", found["F.linear"])
+            feed_forward.append(lambda product=product: product(x))
         print(f"\n| an op between products, {rows} rows | alone, µs | right after a {inner} -> {out} product, µs |")
         print("|---|---:|---:|")
         for name, op in ops_between_products(rows).items():
-            alone, after = alone_and_after_a_product(op, products)
+            alone, after = alone_and_after_a_product(op, feed_forward)
             print(f"| {name} | {alone:.1f} | {after:.1f} |")
     return 0
 
