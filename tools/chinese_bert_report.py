@@ -45,9 +45,9 @@ IMAGES = os.path.join(ROOT, "docs", "images", "training")
 MEASURED = os.path.join(DATA, "chinese_bert.json")
 FILL_MASK_SET = os.path.join(ROOT, "tests", "fixtures", "chinese", "fill_mask.tsv")
 #: The code this tool's own measurements depend on, beside the model (its SHA-256, which
-#: recipe.json and the measurements both record). chinese_bert.json records their
-#: fingerprint when it is measured, the pages print it, and a test compares both with
-#: today's; learning_curves.json does the same for its own sources.
+#: recipe.json and the measurements both record, and a test compares). chinese_bert.json
+#: records the run's provenance, which the pages print beside that of every study they
+#: show; tools/docs_status.py says when any of their code has changed since.
 MEASURED_SOURCES = ("tools/chinese_bert_report.py", "tools/mask_benchmark.py", "tools/everyday_cloze.py",
                     "tools/data/everyday_zh.tsv", "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/finetuning.py")
 #: Held-out sentences the MLM measurements read (of each source), and the one-[MASK] test's size.
@@ -59,12 +59,17 @@ TARGETS = {"everyday_top1": 0.35, "everyday_top5": 0.55, "mask_accuracy": 0.35, 
            "ner_gain_all": 0.10}
 
 
-def sources_fingerprint() -> str:
-    """The measuring code's fingerprint, with the text the count model counts (the recipe's
-    corpus, as docs/training/chinese_corpus.json records it)."""
-    from tools.corpus_study import measured_fingerprint
+#: The measurements the pages show, in the order their provenance is listed.
+PROVENANCE_OF = ("chinese_bert.json", "learning_curves.json", "plateau_study.json", "masking_study.json",
+                 "corpus_study.json", "corpus_recipe_study.json", "chinese_corpus.json")
 
-    return measured_fingerprint(MEASURED_SOURCES)
+
+def provenance_lines(recorded: dict[str, dict | None], language: str) -> list[str]:
+    """One bullet per measurement the page shows: its file and where its figures come from."""
+    from tools.provenance import render as render_provenance
+
+    return [f"- `docs/training/{name}`: " + render_provenance(recorded[name]["provenance"], language)
+            for name in PROVENANCE_OF if recorded.get(name) is not None]
 
 
 def training_sentences() -> list[str]:
@@ -132,7 +137,9 @@ def measure(checkpoint: str) -> dict:
 
     with open(os.path.join(checkpoint, "model.safetensors"), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    result: dict = {"sources_fingerprint": sources_fingerprint(), "model_safetensors_sha256": digest, "parameters": sum(p.numel() for p in model.parameters()),
+    from tools.provenance import collect
+
+    result: dict = {"provenance": collect(sys.argv), "model_safetensors_sha256": digest, "parameters": sum(p.numel() for p in model.parameters()),
                     "bytes": os.path.getsize(os.path.join(checkpoint, "model.safetensors")),
                     "vocab": len(tokenizer), "config": {k: getattr(model.config, k) for k in (
                         "num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size",
@@ -698,7 +705,10 @@ def page_values(language: str, measured: dict, recipe: dict, curves: dict, study
             "corpus": "\n".join(corpus_lines(corpus, corpus_study, t) + [""] + recipe_budget_lines(recipe_study, t)),
             **_curve_values(curves, masking, recipe, measured, t),
             "python": env["python"], "torch": env["torch"], "cores": str(env["cores"]), "machine": env["machine"],
-            "fingerprint": sources_fingerprint()}
+            "provenance": "\n".join(provenance_lines({
+                "chinese_bert.json": measured, "learning_curves.json": curves, "plateau_study.json": study,
+                "masking_study.json": masking, "corpus_study.json": corpus_study,
+                "corpus_recipe_study.json": recipe_study, "chinese_corpus.json": corpus}, language))}
 
 
 def render(language: str, measured: dict, recipe: dict, curves: dict, study: dict, masking: dict, corpus: dict,

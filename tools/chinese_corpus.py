@@ -48,7 +48,7 @@ OUT = os.path.join(ROOT, "runs", "chinese-corpus", "corpus.txt")
 MANIFEST = os.path.join(ROOT, "docs", "training", "chinese_corpus.json")
 EVERYDAY = os.path.join(ROOT, "tools", "data", "everyday_zh.tsv")
 #: What the corpus depends on besides the artifacts (pinned by their SHA-256 here): the
-#: manifest records their fingerprint, and the docs' test compares it with today's.
+#: tools/docs_status.py watches them, from the manifest's provenance.
 CORPUS_SOURCES = ("tools/chinese_corpus.py", "mini_hf_bert/training/corpora.py", "tools/everyday_cloze.py",
                   "tools/data/everyday_zh.tsv")
 DEBIAN_MIRROR = "http://deb.debian.org/debian/"
@@ -528,7 +528,7 @@ def write_corpus(documents: list[list[str]], path: str) -> str:
 
 def manifest(counts: dict, corpus_sha256: str, path: str, context_seen: dict[str, dict[str, int]],
              vocab: list[str]) -> dict:
-    from tools.testing_utils import sources_fingerprint
+    from tools.provenance import collect
 
     sources = {}
     for name, kept in counts.items():
@@ -540,7 +540,7 @@ def manifest(counts: dict, corpus_sha256: str, path: str, context_seen: dict[str
             "han_characters": sum(k["han_characters"] for k in counts.values()),
             "sentences": sum(k["sentences"] for k in counts.values()),
             "documents": sum(k["documents"] for k in counts.values()),
-            "everyday_context_seen": context_seen, "sources": sources, "sources_fingerprint": sources_fingerprint(ROOT, CORPUS_SOURCES)}
+            "everyday_context_seen": context_seen, "sources": sources, "provenance": collect(sys.argv)}
 
 
 def check_outputs(out: str, vocab_path: str, manifest_path: str, cache: str) -> None:

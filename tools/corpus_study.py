@@ -9,7 +9,7 @@ split's People's Daily and reviews.
 Every run reads the same number of tokens (a larger corpus is read fewer times) with the
 shipped recipe's phase-1 settings, and the same vocabulary: the whole corpus's, so that no
 run is scored on characters it cannot name. Writes docs/training/corpus_study.json; a
-finished run is kept there and not run again while the measuring code is unchanged.
+finished run is kept there and not run again at the same commit, on the same text.
 """
 
 from __future__ import annotations
@@ -45,27 +45,25 @@ PHASE = dict(size="small", max_seq_length=32, max_position_embeddings=128, batch
 STEPS = 1500
 #: Held-out sentences of each source each model is scored on (as the masking study).
 HELD_OUT_SENTENCES = 3000
-#: The code the runs' numbers depend on (the text they read counts through the corpus
-#: manifest: see measured_fingerprint).
+#: The code the runs' numbers depend on (tools/docs_status.py watches them; the text they
+#: read counts through the corpus manifest: see text_key).
 SOURCES = ("tools/corpus_study.py", "tools/everyday_cloze.py", "tools/data/everyday_zh.tsv",
            "tools/mask_benchmark.py", "mini_hf_bert/training/pretraining.py",
            "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/corpora.py",
            "mini_hf_bert/training/trainer.py", "mini_hf_bert/training/optimization.py")
 
 
-def measured_fingerprint(sources: tuple[str, ...] = SOURCES, settings: object = None) -> str:
-    """What a study's numbers depend on: the measuring code (``sources``), its ``settings``,
-    and the text, as docs/training/chinese_corpus.json records it (the corpus's SHA-256,
-    each source's download and counts). The text counts by that record rather than by
-    tools/chinese_corpus.py's code, so that a change to how the corpus tool checks or writes
-    its files leaves a study current, and a change to the text it gathers does not."""
+def text_key(settings: object = None) -> str:
+    """Which text a study read, with its ``settings``: the text as
+    docs/training/chinese_corpus.json records it (the corpus's SHA-256, each source's
+    download and counts), not by tools/chinese_corpus.py's code or the manifest's own
+    provenance, so that a new run of the corpus tool that gathers the same text leaves a
+    study's recorded runs usable, and other text does not."""
     import hashlib
 
-    from tools.testing_utils import sources_fingerprint
-
     with open(chinese_corpus.MANIFEST, encoding="utf-8") as f:
-        text = {k: v for k, v in json.load(f).items() if k != "sources_fingerprint"}
-    record = json.dumps([sources_fingerprint(ROOT, sources), text, settings], sort_keys=True, ensure_ascii=False)
+        text = {k: v for k, v in json.load(f).items() if k not in ("sources_fingerprint", "provenance")}
+    record = json.dumps([text, settings], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(record.encode()).hexdigest()[:16]
 
 
@@ -117,15 +115,17 @@ def run_one(name: str, vocab: str, cache: str, work: str, held_out: dict[str, li
     return result
 
 
-def recorded_runs(fingerprint: str) -> dict:
+def recorded_runs(key: str) -> dict:
     """The study as the file holds it, or an empty one where it is missing or was measured
-    by other code."""
+    on other text or at another commit."""
+    from tools.provenance import collect, same_commit
+
     if os.path.isfile(OUT):
         with open(OUT, encoding="utf-8") as f:
             recorded = json.load(f)
-        if recorded.get("sources_fingerprint") == fingerprint:
+        if recorded.get("text_key") == key and same_commit(recorded.get("provenance")):
             return recorded
-    return {"steps": STEPS, "options": PHASE, "runs": {}, "sources_fingerprint": fingerprint}
+    return {"steps": STEPS, "options": PHASE, "runs": {}, "text_key": key, "provenance": collect(sys.argv)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,16 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(vocab):
         sys.stderr.write(f"corpus_study: {vocab} is missing: run tools/chinese_corpus.py first\n")
         return 1
-    fingerprint = measured_fingerprint()
+    key = text_key()
     held_out = {source: texts[:HELD_OUT_SENTENCES] for source, texts in held_out_sentences().items()}
     for name in args.only or RUNS:
-        if name in recorded_runs(fingerprint)["runs"]:
+        if name in recorded_runs(key)["runs"]:
             continue
         result = run_one(name, vocab, args.corpus_dir, tempfile.mkdtemp(prefix="corpus-study-"), held_out)
         # Two processes may run different --only lists side by side: each adds its run to
         # the file as it stands now, under the folder's lock, so neither drops the other's.
         with directory_lock(os.path.dirname(OUT), exclusive=True):
-            results = recorded_runs(fingerprint)
+            results = recorded_runs(key)
             results["runs"][name] = result
             write_text(OUT, json.dumps(results, indent=1, ensure_ascii=False) + "\n")
         everyday = result["everyday"]

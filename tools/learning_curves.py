@@ -35,7 +35,7 @@ from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "training", "learning_curves.json")
 #: What the runs' numbers depend on (beside the model, whose SHA-256 each file records):
-#: the file records their fingerprint, and the docs' test compares it with today's.
+#: tools/docs_status.py watches them.
 SOURCES = ("tools/learning_curves.py", "mini_hf_bert/training/finetuning.py", "mini_hf_bert/training/trainer.py",
            "mini_hf_bert/training/corpora.py", "mini_hf_bert/training/optimization.py")
 TASKS = ("sentiment", "ner")
@@ -82,14 +82,14 @@ def snownlp_sentiment() -> dict:
 
 
 def stamp(results: dict, checkpoint: str) -> dict:
-    """``results`` with the fingerprint of ``SOURCES`` and the model's SHA-256."""
+    """``results`` with their provenance and the model's SHA-256."""
     import hashlib
 
-    from tools.testing_utils import sources_fingerprint
+    from tools.provenance import collect
 
     with open(os.path.join(checkpoint, "model.safetensors"), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    return {**results, "sources_fingerprint": sources_fingerprint(ROOT, SOURCES), "model_safetensors_sha256": digest}
+    return {**results, "provenance": collect(sys.argv), "model_safetensors_sha256": digest}
 
 
 def merge(paths: list[str], out: str, checkpoint: str) -> None:

@@ -11,11 +11,11 @@
 The prose is docs/templates/performance.md; the tables come from one run of
 ``benchmark.run_benchmark`` (the same code ``python -m mini_hf_bert benchmark`` runs),
 kept in docs/performance.json. A second run, in a process whose CPU kernels are held to
-AVX2 (``EMULATION_ENV``), measures the AVX2 tables: one table per CPU kind. Both record a fingerprint of the fast path, the model file
-and the benchmark; a test fails when they change and the document was not measured again.
+AVX2 (``EMULATION_ENV``), measures the AVX2 tables: one table per CPU kind. Each part records
+its provenance (tools/provenance.py: commit, date, machine, command), which the page prints;
+``tools/docs_status.py`` says when the code it measured has changed since.
 The GPU section comes from ``benchmark_gpu.run_gpu_benchmark`` on a machine with a CUDA GPU
-(``--gpu-part``), kept in docs/performance.json under "gpu" (``--gpu-from``); CI has no GPU,
-so its fingerprint is shown, not checked.
+(``--gpu-part``), kept in docs/performance.json under "gpu" (``--gpu-from``).
 Timings are checked by no test: they move by up to 2x between runs and machines.
 """
 
@@ -31,18 +31,20 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from tools.provenance import render as render_provenance  # noqa: E402
 from tools.templates import render as render_template  # noqa: E402
 
 from mini_hf_bert.file_utils import write_text  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
-#: What the measurements depend on (the rendering in this script does not: --render-only).
+#: What the measurements depend on (the rendering in this script does not: --render-only);
+#: tools/docs_status.py lists the page when one of them changed since its recorded commit.
 MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark.py", "mini_hf_bert/parity/engines.py",
                     "mini_hf_bert/parity/ctranslate2_worker.py", "mini_hf_bert/modeling_bert_fast.py",
                     "mini_hf_bert/modeling_bert.py", "mini_hf_bert/integrations/sdpa_attention.py",
                     "mini_hf_bert/cpu_capability.py")
 
-#: What the GPU section's measurements depend on (its fingerprint, shown in the section).
+#: What the GPU section's measurements depend on.
 GPU_MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark_gpu.py", "mini_hf_bert/parity/benchmark.py",
                         "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py",
                         "mini_hf_bert/integrations/sdpa_attention.py")
@@ -54,10 +56,10 @@ TEMPLATE = os.path.join(ROOT, "docs", "templates", "performance.md")
 MEASUREMENTS = os.path.join(ROOT, "docs", "performance.json")
 
 
-def sources_fingerprint(sources: tuple[str, ...] = MEASURED_SOURCES) -> str:
-    from tools.testing_utils import sources_fingerprint as fingerprint
+def _provenance() -> dict:
+    from tools import provenance
 
-    return fingerprint(ROOT, sources)
+    return provenance.collect(sys.argv)
 
 
 #: Targets against transformers sdpa: (workload, dtype, least ratio).
@@ -198,7 +200,7 @@ def gpu_targets_table(gpu: dict) -> str:
 
 
 #: What a --gpu-part file holds: the report (benchmark_gpu.report_to_json) and how it was made.
-GPU_PART_KEYS = {"machine", "timings", "peak_memory", "notes", "fingerprint", "runs", "minutes"}
+GPU_PART_KEYS = {"machine", "timings", "peak_memory", "notes", "provenance", "runs", "minutes"}
 
 
 def read_gpu_part(path: str) -> dict:
@@ -237,7 +239,7 @@ def measure_gpu(runs: int | None) -> dict:
     report = benchmark_gpu.run_gpu_benchmark(
         runs=runs or benchmark_gpu.GPU_RUNS,
         progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True))
-    return dict(benchmark_gpu.report_to_json(report), fingerprint=sources_fingerprint(GPU_MEASURED_SOURCES),
+    return dict(benchmark_gpu.report_to_json(report), provenance=_provenance(),
                 runs=runs or benchmark_gpu.GPU_RUNS, minutes=round((time.perf_counter() - start) / 60, 1))
 
 
@@ -274,13 +276,16 @@ def render(measured: dict) -> str:
         "emulated_targets": emulated_targets_table(emulated) if emulated else "Not measured.",
         "gpu_machine": gpu["machine"].split(",")[0] if gpu else "not measured",
         "gpu_minutes": str(gpu["minutes"]) if gpu else "-", "gpu_runs": str(gpu["runs"]) if gpu else "-",
-        "gpu_fingerprint": gpu["fingerprint"] if gpu else "-",
+        "provenance": render_provenance(measured["provenance"]) + (
+            "\n\nThe first-output row was measured again on its own: "
+            + render_provenance(measured["first_output_provenance"]) if "first_output_provenance" in measured else ""),
+        "emulated_provenance": render_provenance(emulated["provenance"]) if emulated else "",
+        "gpu_provenance": render_provenance(gpu["provenance"]) if gpu else "",
         "gpu_tables": benchmark_gpu.format_gpu_report(benchmark_gpu.report_from_json(gpu)).rstrip() if gpu
         else "Not measured: no GPU was at hand.",
         "gpu_targets": gpu_targets_table(gpu) if gpu else "Not measured.",
     }, "docs/templates/performance.md")
-    return body.rstrip() + (f"\n\n<!-- generated by tools/performance_report.py from docs/performance.json; "
-                            f"sources fingerprint: {measured['fingerprint']} -->\n")
+    return body.rstrip() + "\n\n<!-- generated by tools/performance_report.py from docs/performance.json -->\n"
 
 
 def measure(runs: int, emulated: bool) -> dict:
@@ -295,7 +300,7 @@ def measure(runs: int, emulated: bool) -> dict:
     report = benchmark.run_benchmark(runs=runs, progress=lambda line: print(f"timing {line} ...", file=sys.stderr,
                                                                            flush=True), **options)
     return dict(
-        fingerprint=sources_fingerprint(), runs=runs, minutes=round((time.perf_counter() - start) / 60),
+        provenance=_provenance(), runs=runs, minutes=round((time.perf_counter() - start) / 60),
         machine=report.machine, cpu_kind=report.cpu_kind, timings=[dataclasses.asdict(t) for t in report.timings],
         rooflines={"/".join(k): list(v) for k, v in report.rooflines.items()},
         extra_memory=report.extra_memory, first_output=report.first_output, notes=report.notes,
@@ -328,8 +333,7 @@ def main() -> int:
     parser.add_argument("--emulated-part", metavar="JSON", help=argparse.SUPPRESS)  # the AVX2 run's own process
     parser.add_argument("--first-output-only", action="store_true",
                         help="measure the fresh processes' first output again and keep the rest of "
-                             "docs/performance.json, fingerprinted as current: only after a change to what a process "
-                             "imports, which moves no other number")
+                             "docs/performance.json (the row's own provenance is recorded beside it)")
     parser.add_argument("--gpu-part", metavar="JSON",
                         help="on a machine with a CUDA GPU: run the GPU benchmark, write its part to JSON (no docs)")
     parser.add_argument("--gpu-from", metavar="JSON",
@@ -360,7 +364,7 @@ def main() -> int:
         with open(MEASUREMENTS, encoding="utf-8") as f:
             measured = json.load(f)
         measured["first_output"] = benchmark.first_output_seconds()
-        measured["fingerprint"] = sources_fingerprint()
+        measured["first_output_provenance"] = _provenance()
         write_text(MEASUREMENTS, json.dumps(measured, indent=1) + "\n")
         args.render_only = True
     if args.emulated_part:

@@ -51,12 +51,11 @@ MASKING_PHASE2 = dict(max_seq_length=128, batch_size=64, learning_rate=5e-4, war
 MASKING_SENTENCES = 3000
 MASKING_LABELS = 1000
 MASKING_SEEDS = (1, 2)
-#: What the plateau study's numbers depend on (its JSON records their fingerprint).
+#: What the plateau study's numbers depend on (tools/docs_status.py watches them).
 PLATEAU_SOURCES = ("tools/pretraining_study.py", "mini_hf_bert/training/pretraining.py",
                    "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/corpora.py",
                    "mini_hf_bert/training/trainer.py", "mini_hf_bert/training/optimization.py")
-#: What the masking study's numbers depend on: the JSON records their fingerprint, and the
-#: docs' test compares it with today's.
+#: What the masking study's numbers depend on (tools/docs_status.py watches them).
 MASKING_SOURCES = ("tools/pretraining_study.py", "tools/learning_curves.py", "tools/corpus_study.py",
                    "mini_hf_bert/training/pretraining.py", "mini_hf_bert/training/pretraining_data.py",
                    "tools/mask_benchmark.py",
@@ -105,18 +104,17 @@ def masking_study(phase1: str) -> None:
     from mini_hf_bert.training.pretraining import pretrain
     from tools.corpus_study import held_out_scores
     from tools.mask_benchmark import held_out_sentences
-    from tools.testing_utils import sources_fingerprint
+    from tools.provenance import collect, same_commit
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import learning_curves
 
-    fingerprint = sources_fingerprint(ROOT, MASKING_SOURCES)
     results = {"steps": MASKING_STEPS, "options": MASKING_PHASE2, "labels": MASKING_LABELS,
-               "seeds": list(MASKING_SEEDS), "runs": {}, "sources_fingerprint": fingerprint}
+               "seeds": list(MASKING_SEEDS), "runs": {}, "provenance": collect(sys.argv)}
     if os.path.isfile(MASKING_OUT):
         with open(MASKING_OUT, encoding="utf-8") as f:
             recorded = json.load(f)
-        if recorded.get("sources_fingerprint") == fingerprint:  # else measured by other code: start over
+        if same_commit(recorded.get("provenance")):  # else measured by other code: start over
             results = recorded
     held_out = {source: texts[:MASKING_SENTENCES] for source, texts in held_out_sentences().items()}
     work = tempfile.mkdtemp(prefix="masking-study-")
@@ -155,14 +153,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.masking:
         masking_study(args.masking)
         return
-    from tools.testing_utils import sources_fingerprint
+    from tools.provenance import collect, same_commit
 
-    fingerprint, results = sources_fingerprint(ROOT, PLATEAU_SOURCES), {}
+    provenance, results = collect(sys.argv), {}
     if os.path.isfile(OUT):
         with open(OUT, encoding="utf-8") as f:
             recorded = json.load(f)
-        if recorded.get("sources_fingerprint") == fingerprint:  # else measured by other code: start over
-            results = recorded["runs"]
+        if same_commit(recorded.get("provenance")):  # else measured by other code: start over
+            provenance, results = recorded["provenance"], recorded["runs"]
     work = tempfile.mkdtemp(prefix="plateau-study-")
     try:
         for name in args.only or RUNS:
@@ -172,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(os.path.join(work, name), ignore_errors=True)
             os.makedirs(os.path.dirname(OUT), exist_ok=True)
             write_text(OUT, json.dumps({"tokens": TOKENS, "baseline": BASELINE, "runs": results,
-                                        "sources_fingerprint": fingerprint}, indent=1) + "\n")
+                                        "provenance": provenance}, indent=1) + "\n")
             sys.stdout.write(f"{name}: [MASK] accuracy {results[name]['evaluations'][-1]['mlm_mask_accuracy']:.3f} "
                              f"after {TOKENS:,} tokens ({results[name]['seconds'] / 60:.1f} min)\n")
     finally:

@@ -1,6 +1,5 @@
 """Helpers for the tests, the benchmarks and the generated docs.
 
-* ``sources_fingerprint``: what a generated doc records of the code it measured.
 * Checkpoints written the way the HuggingFace hub publishes them.
 
 The machine this project is tested on cannot reach the hub, so bert-base-sized
@@ -13,11 +12,7 @@ word embeddings' storage), and the ``position_ids`` buffer present.
 
 from __future__ import annotations
 
-import ast
-import glob
-import hashlib
 import os
-from collections.abc import Iterable
 
 import torch
 
@@ -93,40 +88,6 @@ def write_head_checkpoint(directory: str | os.PathLike, base: str | os.PathLike,
     model.save_pretrained(directory)
     BertTokenizer.from_pretrained(base).save_pretrained(directory)
     return directory
-
-
-def _without_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                node.body = node.body[1:] or [ast.Pass()]
-    return tree
-
-
-def sources_fingerprint(root: str, patterns: Iterable[str]) -> str:
-    """A hash of what the files matching ``patterns`` (globs relative to ``root``) compute.
-
-    Python files count by their syntax tree without docstrings, so comments, layout and
-    prose do not change it; any change to what the code does, does. Other files (fixtures)
-    count by their bytes. A generated doc stores this and a test compares it with the
-    current code: a doc is stale when what it measured changed, not when a float moved.
-    """
-    digest = hashlib.sha256()
-    for pattern in patterns:
-        paths = sorted(glob.glob(os.path.join(root, pattern), recursive=True))
-        if not paths:
-            raise FileNotFoundError(f"{pattern}: no file under {root} matches this measured source")
-        for path in paths:
-            if not os.path.isfile(path):
-                continue
-            relative = os.path.relpath(path, root).replace(os.sep, "/")
-            with open(path, "rb") as f:
-                content = f.read()
-            if path.endswith(".py"):
-                content = ast.dump(_without_docstrings(ast.parse(content))).encode()
-            digest.update(relative.encode() + b"\0" + content + b"\0")
-    return digest.hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------------------

@@ -73,21 +73,21 @@ def test_the_recipe_budget_variants_are_the_recipes_phase_1_with_one_change():
     assert [(a, b) for a, b in zip(phase1, tiny) if a != b] == [("runs/zh-bert/phase1", "out"), ("small", "tiny")]
 
 
-def test_the_corpus_studies_count_the_text_by_its_record_not_by_the_corpus_tools_code(tmp_path, monkeypatch):
+def test_the_corpus_studies_count_the_text_by_its_record_not_by_the_corpus_tools_run(tmp_path, monkeypatch):
     from tools import chinese_corpus, corpus_recipe_study, corpus_study
 
     manifest = tmp_path / "chinese_corpus.json"
     monkeypatch.setattr(chinese_corpus, "MANIFEST", str(manifest))
 
-    def fingerprints(record: dict) -> tuple[str, str]:
+    def keys(record: dict) -> tuple[str, str]:
         manifest.write_text(json.dumps(record))
-        return corpus_study.measured_fingerprint(), corpus_recipe_study.fingerprint()
+        return corpus_study.text_key(), corpus_recipe_study.text_key()
 
     text = {"corpus_sha256": "a" * 64, "han_characters": 10}
-    first = fingerprints({**text, "sources_fingerprint": "the corpus tool's code, once"})
-    # The corpus tool's code moved, the text it wrote did not: both studies stay current.
-    assert fingerprints({**text, "sources_fingerprint": "the corpus tool's code, later"}) == first
-    # Other text: both are stale.
-    other = fingerprints({**text, "corpus_sha256": "b" * 64, "sources_fingerprint": "the corpus tool's code, once"})
+    first = keys({**text, "provenance": {"commit": "1" * 40}})
+    # The corpus tool ran again at another commit and wrote the same text: both studies may go on.
+    assert keys({**text, "provenance": {"commit": "2" * 40}}) == first
+    # Other text: neither may.
+    other = keys({**text, "corpus_sha256": "b" * 64, "provenance": {"commit": "1" * 40}})
     assert other[0] != first[0] and other[1] != first[1]
     assert first[0] != first[1]  # the recipe study counts the recipe's phase-1 command besides

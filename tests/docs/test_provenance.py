@@ -1,0 +1,127 @@
+"""Every measured page carries where its numbers come from (tools/provenance.py), and
+tools/docs_status.py says which are older than their code, from that alone: no hash of
+the sources anywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from tools import docs_status, provenance
+
+from ..paths import ROOT
+
+
+@pytest.mark.parametrize("doc", docs_status.MEASURED_DOCS, ids=[d.name for d in docs_status.MEASURED_DOCS])
+def test_every_measured_doc_records_a_complete_provenance_and_its_pages_print_it(doc):
+    recorded = doc.provenance()
+    assert provenance.problems(recorded) == [], f"{doc.data}: {provenance.problems(recorded)}; rerun: {doc.refresh}"
+    for page in doc.pages:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            text = f.read()
+        language = "zh" if page.endswith(".zh.md") or "/zh/" in page else "en"
+        assert provenance.render(recorded, language) in text, f"{page} does not say where {doc.data}'s numbers come from"
+
+
+def test_every_measured_doc_names_sources_that_exist():
+    import glob
+
+    for doc in docs_status.MEASURED_DOCS:
+        for pattern in doc.source_globs():
+            assert glob.glob(os.path.join(ROOT, pattern), recursive=True), f"{doc.name}: {pattern} matches nothing"
+
+
+def test_a_collected_provenance_is_complete_and_names_this_checkout():
+    found = provenance.collect(["tools/some_tool.py", "--runs", "3"])
+    assert provenance.problems(found) == []
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert found["commit"] == head.strip()
+    assert found["command"] == ".venv/bin/python tools/some_tool.py --runs 3"
+    assert found["machine"]["threads"] >= 1 and found["machine"]["torch"]
+
+
+def _complete() -> dict:
+    return {"commit": "a" * 40, "uncommitted_changes": False, "date": "2026-11-28T12:00:00Z",
+            "machine": {key: "x" for key in provenance.MACHINE_KEYS} | {"cpu_flags": ["avx2"], "threads": 2},
+            "command": ".venv/bin/python tools/x.py"}
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda p: p.pop("commit"), "missing 'commit'"),
+    (lambda p: p.update(commit="abc123"), "not a 40-digit git hash"),
+    (lambda p: p.update(date="28 Nov 2026"), "is not YYYY-MM-DDTHH:MM:SSZ"),
+    (lambda p: p.update(command=" "), "command is empty"),
+    (lambda p: p.update(uncommitted_changes="no"), "not true or false"),
+    (lambda p: p["machine"].pop("torch"), "machine: missing 'torch'"),
+    (lambda p: p.update(machine="AMD EPYC"), "machine is not a dict"),
+    (lambda p: p.update(machine="", recovered=True), "describes its machine in words"),
+])
+def test_an_incomplete_provenance_is_named(change, problem):
+    assert provenance.problems(_complete()) == []
+    broken = _complete()
+    change(broken)
+    found = provenance.problems(broken)
+    assert len(found) == 1 and problem in found[0], found
+    assert provenance.problems(None) and provenance.problems("docs/x.json is missing") == ["docs/x.json is missing"]
+
+
+def test_the_rendering_says_commit_date_machine_command_and_whether_it_was_recovered():
+    complete = _complete() | {"uncommitted_changes": True}
+    line = provenance.render(complete)
+    assert "`aaaaaaaaaaaa`" in line and "2026-11-28" in line and "tools/x.py" in line and "uncommitted" in line
+    assert "git history" not in line
+    recovered = _complete() | {"machine": "AMD EPYC, 2 threads", "recovered": True}
+    assert "git history" in provenance.render(recovered) and "AMD EPYC, 2 threads" in provenance.render(recovered)
+    assert "git 历史" in provenance.render(recovered, "zh")
+
+
+def _git(repo, *args) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True,
+                          env=os.environ | {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                                            "GIT_COMMITTER_EMAIL": "t@t"}).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "m.json").write_text(json.dumps({"ms": 10, "fingerprint": "0" * 16}))
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "measured")
+    return tmp_path
+
+
+def test_a_recovered_provenance_is_the_commit_that_last_changed_the_figures(repo):
+    measured = _git(repo, "rev-parse", "HEAD")
+    (repo / "m.json").write_text(json.dumps({"ms": 10, "fingerprint": "1" * 16}))  # a rewritten fingerprint
+    _git(repo, "commit", "-qam", "fingerprint rewritten by hand")
+    found = provenance.from_history("m.json", "tools/x.py", "a CPU", root=str(repo))
+    assert found["commit"] == measured and found["recovered"] is True and found["machine"] == "a CPU"
+    assert provenance.problems(found) == []
+    (repo / "m.json").write_text(json.dumps({"ms": 12, "fingerprint": "1" * 16}))  # measured again
+    _git(repo, "commit", "-qam", "measured again")
+    assert provenance.from_history("m.json", "tools/x.py", root=str(repo))["commit"] == _git(repo, "rev-parse", "HEAD")
+
+
+def test_docs_status_lists_a_page_whose_measured_code_changed_since_its_commit(repo, monkeypatch):
+    record = provenance.collect("tools/x.py", root=str(repo))
+    (repo / "m.json").write_text(json.dumps({"ms": 10, "provenance": record}))
+    doc = docs_status.MeasuredDoc("m", "m.json", (), ("tools.docs_status", "PYTHON"), "tools/x.py", "1 minute")
+    monkeypatch.setattr(docs_status.MeasuredDoc, "source_globs", lambda self: ("code.py",))
+    assert docs_status.status(doc, str(repo))["changed"] == []
+    (repo / "code.py").write_text("x = 2\n")  # not committed: still a change to what was measured
+    found = docs_status.status(doc, str(repo))
+    assert found["changed"] == ["code.py"]
+    assert "OLDER" in docs_status.report([found]) and "refresh: tools/x.py" in docs_status.report([found])
+    (repo / "m.json").unlink()
+    assert docs_status.status(doc, str(repo))["problems"] == ["m.json is missing"]
+
+
+def test_docs_status_runs_and_informs_without_failing():
+    done = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), "tools/docs_status.py"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len([line for line in done.stdout.splitlines() if not line.startswith(" ")]) == len(docs_status.MEASURED_DOCS)
