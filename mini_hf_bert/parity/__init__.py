@@ -5,6 +5,6 @@
 * ``benchmark``: inference speed against transformers and its peers.
 
 The helpers only this repository's tests and tools use (checkpoints written by transformers
-in the hub's layouts, the sources fingerprint of the generated docs) are in
-``tools/testing_utils.py``, outside the package.
+in the hub's layouts) are in ``tools/testing_utils.py``, outside the package; where a
+generated doc's numbers come from is ``tools/provenance.py``'s.
 """

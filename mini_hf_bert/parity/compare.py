@@ -202,8 +202,8 @@ def parity_doc_problems(measured: dict[str, dict], documented: dict[str, dict]) 
     its tolerance -- not when a figure moved within it: the last bits of float results
     legitimately differ between machines, thread counts and memory layouts (another GEMM
     kernel, another reduction split), so a figure measured on one machine is not
-    reproduced bit for bit on another. (What was measured changing -- the code, the inputs
-    -- is caught by the sources fingerprint the doc also records.)
+    reproduced bit for bit on another. Every full run measures the figures again, so a
+    change to the code or the inputs that moves one shows here, with no hash of the sources.
     """
     problems = []
     for family in sorted(set(measured) | set(documented)):

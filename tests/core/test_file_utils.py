@@ -254,22 +254,35 @@ def test_a_planted_symlink_at_the_lock_file_is_refused_not_followed(tmp_path):
     assert victim.read_text() == "keep me"
 
 
-def _take(directory, queue):
+#: How long a process of the test below waits for the others (a bound, not a pace: on a
+#: loaded machine they arrive late, and the barrier waits for them).
+_WAIT_S = 120
+
+
+def _take(directory, start, everyone_tried, queue):
+    start.wait(_WAIT_S)  # every process tries at the same moment
     try:
         with RunLock(directory):
             queue.put("took")
-            time.sleep(1)
+            everyone_tried.wait(_WAIT_S)  # held until every other process has tried
     except RunLockedError:
         queue.put("refused")
 
 
 def test_of_many_runs_started_at_once_exactly_one_holds_the_directory(tmp_path):
+    """Six processes released by one barrier try to take the directory; the one that took
+    it holds it until all six have answered, so a late one can never find it free."""
     context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    processes = [context.Process(target=_take, args=(str(tmp_path / "out"), queue)) for _ in range(6)]
+    queue, start, everyone_tried = context.Queue(), context.Barrier(6), context.Event()
+    processes = [context.Process(target=_take, args=(str(tmp_path / "out"), start, everyone_tried, queue))
+                 for _ in range(6)]
     for p in processes:
         p.start()
-    for p in processes:
-        p.join(30)
-    results = sorted(queue.get(timeout=5) for _ in processes)
+    try:
+        results = sorted(queue.get(timeout=_WAIT_S) for _ in processes)
+    finally:
+        everyone_tried.set()
+        for p in processes:
+            p.join(_WAIT_S)
     assert results == ["refused"] * 5 + ["took"]
+    assert all(p.exitcode == 0 for p in processes)

@@ -109,7 +109,7 @@ def test_a_recovered_provenance_is_the_commit_that_last_changed_the_figures(repo
 def test_docs_status_lists_a_page_whose_measured_code_changed_since_its_commit(repo, monkeypatch):
     record = provenance.collect("tools/x.py", root=str(repo))
     (repo / "m.json").write_text(json.dumps({"ms": 10, "provenance": record}))
-    doc = docs_status.MeasuredDoc("m", "m.json", (), ("tools.docs_status", "PYTHON"), "tools/x.py", "1 minute")
+    doc = docs_status.MeasuredDoc("m", "m.json", (), ("tools.docs_status", "PYTHON"), "tools/x.py", 1)
     monkeypatch.setattr(docs_status.MeasuredDoc, "source_globs", lambda self: ("code.py",))
     assert docs_status.status(doc, str(repo))["changed"] == []
     (repo / "code.py").write_text("x = 2\n")  # not committed: still a change to what was measured
@@ -125,3 +125,15 @@ def test_docs_status_runs_and_informs_without_failing():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len([line for line in done.stdout.splitlines() if not line.startswith(" ")]) == len(docs_status.MEASURED_DOCS)
+
+
+@pytest.mark.parametrize("language", sorted(docs_status.CONTRIBUTING))
+def test_contributing_lists_every_measured_page_as_docs_status_knows_it(language):
+    name = docs_status.CONTRIBUTING[language]
+    with open(os.path.join(ROOT, name), encoding="utf-8") as f:
+        text = f.read()
+    assert text == docs_status.with_table(text, language, name), (
+        f"{name}: its table of measured pages is stale: run .venv/bin/python tools/docs_status.py --contributing")
+    assert all(f"`{doc.refresh}`" in text for doc in docs_status.MEASURED_DOCS)
+    with pytest.raises(ValueError, match="no measured-pages block"):
+        docs_status.with_table("# no block here\n", language, name)
