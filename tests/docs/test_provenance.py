@@ -34,15 +34,6 @@ def test_every_measured_doc_names_sources_that_exist():
             assert glob.glob(os.path.join(ROOT, pattern), recursive=True), f"{doc.name}: {pattern} matches nothing"
 
 
-def test_a_collected_provenance_is_complete_and_names_this_checkout():
-    found = provenance.collect(["tools/some_tool.py", "--runs", "3"])
-    assert provenance.problems(found) == []
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert found["commit"] == head.strip()
-    assert found["command"] == ".venv/bin/python tools/some_tool.py --runs 3"
-    assert found["machine"]["threads"] >= 1 and found["machine"]["torch"]
-
-
 def _complete() -> dict:
     return {"commit": "a" * 40, "uncommitted_changes": False, "date": "2026-11-28T12:00:00Z",
             "machine": {key: "x" for key in provenance.MACHINE_KEYS} | {"cpu_flags": ["avx2"], "threads": 2},
@@ -92,6 +83,22 @@ def repo(tmp_path):
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-qm", "measured")
     return tmp_path
+
+
+def test_a_collected_provenance_is_complete_and_names_its_checkout(repo, tmp_path_factory, monkeypatch):
+    found = provenance.collect([os.path.join(ROOT, "tools", "some_tool.py"), "--runs", "3"], root=str(repo))
+    assert provenance.problems(found) == []
+    assert found["commit"] == _git(repo, "rev-parse", "HEAD") and found["uncommitted_changes"] is False
+    assert found["command"] == ".venv/bin/python tools/some_tool.py --runs 3"
+    assert found["machine"]["threads"] >= 1 and found["machine"]["torch"]
+    (repo / "code.py").write_text("x = 3\n")
+    assert provenance.collect("x", root=str(repo))["uncommitted_changes"] is True
+    plain = tmp_path_factory.mktemp("copy")  # a tree copied without .git (a lent GPU machine)
+    monkeypatch.delenv(provenance.COMMIT_ENV, raising=False)
+    with pytest.raises(RuntimeError, match=f"not a git checkout.*set {provenance.COMMIT_ENV}"):
+        provenance.collect("x", root=str(plain))
+    monkeypatch.setenv(provenance.COMMIT_ENV, "b" * 40)
+    assert provenance.collect("x", root=str(plain))["commit"] == "b" * 40
 
 
 def test_a_recovered_provenance_is_the_commit_that_last_changed_the_figures(repo):
