@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -128,7 +129,7 @@ def test_docs_status_lists_a_page_whose_measured_code_changed_since_its_commit(r
 
 
 def test_docs_status_runs_and_informs_without_failing():
-    done = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), "tools/docs_status.py"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "tools/docs_status.py"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len([line for line in done.stdout.splitlines() if not line.startswith(" ")]) == len(docs_status.MEASURED_DOCS)
