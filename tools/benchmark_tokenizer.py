@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
         texts = sentences()
         rows = measure(texts, default_checkpoint_dir())
         return {"provenance": provenance, "sentences": len(texts), "environment": environment(),
-                "rows": [{k: list(v) if isinstance(v, tuple) else v for k, v in r.items()} for r in rows]}
+                "rows": rows}
 
     if args.no_write:
         sys.stdout.write(render(measured()))

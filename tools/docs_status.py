@@ -52,9 +52,12 @@ class MeasuredDoc:
 
     def provenance(self, root: str = ROOT) -> dict | None:
         """The recorded provenance (None where there is none; FileNotFoundError where the
-        measurements themselves are missing)."""
-        with open(os.path.join(root, self.data), encoding="utf-8") as f:
-            found = json.load(f)
+        measurements themselves are missing; ValueError naming the file where they are not
+        a bounded regular file of JSON)."""
+        from mini_hf_bert.file_utils import read_json
+
+        found = read_json(os.path.join(root, self.data), ValueError, "measurements file (JSON)",
+                          missing=FileNotFoundError)
         for key in filter(None, self.part.split(".")):
             found = found.get(key) if isinstance(found, dict) else None
         return found.get("provenance") if isinstance(found, dict) else None
@@ -138,6 +141,8 @@ def status(doc: MeasuredDoc, root: str = ROOT) -> dict:
         recorded = doc.provenance(root)
     except FileNotFoundError:
         recorded = f"{doc.data} is missing"
+    except ValueError as error:  # not JSON, a pipe, an oversized file: said, never hung on
+        recorded = str(error)
     found = {"name": doc.name, "data": doc.data, "refresh": doc.refresh, "duration": duration(doc),
              "problems": provenance.problems(recorded)}
     if found["problems"]:

@@ -102,10 +102,11 @@ def same_commit(recorded: object, root: str = ROOT) -> bool:
     if not isinstance(recorded, dict) or problems(recorded) or recorded["uncommitted_changes"]:
         return False
     try:
-        current = collect("-", root)
-    except RuntimeError:
+        head = _git("rev-parse", "HEAD", root=root).strip()
+        dirty = bool(_git("status", "--porcelain", "--untracked-files=no", root=root).strip())
+    except (OSError, subprocess.CalledProcessError):
         return False
-    return current["commit"] == recorded["commit"] and not current["uncommitted_changes"]
+    return head == recorded["commit"] and not dirty
 
 
 def problems(provenance: object) -> list[str]:

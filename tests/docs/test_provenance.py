@@ -126,6 +126,9 @@ def test_docs_status_lists_a_page_whose_measured_code_changed_since_its_commit(r
     assert "OLDER" in docs_status.report([found]) and "refresh: tools/x.py" in docs_status.report([found])
     (repo / "m.json").unlink()
     assert docs_status.status(doc, str(repo))["problems"] == ["m.json is missing"]
+    os.mkfifo(repo / "m.json")  # read through file_utils.read_json: refused, not waited on
+    (problem,) = docs_status.status(doc, str(repo))["problems"]
+    assert problem.startswith(str(repo / "m.json")) and "not a regular file" in problem
 
 
 def test_docs_status_runs_and_informs_without_failing():
