@@ -34,10 +34,11 @@ def get_extended_attention_mask(
     notes annotate) used -10000, a number fp16 can hold (its most negative is -65504), but
     a soft mask: a masked key regains weight once the row's own scores fall near -10000,
     as they did for a T5 trained from scratch (transformers issue #14859); transformers
-    4.x switched to the dtype's own minimum (PR #17306). Not ``-inf``:
-    a query whose keys are *all* masked (a fully padded row) would then get
-    softmax(-inf, ..., -inf) = NaN, while with a finite minimum every score in that row
-    shifts by the same amount and softmax gives a finite (uniform) row.
+    4.x switched to the dtype's own minimum (PR #17306). A query whose keys are *all*
+    masked (a fully padded row) tells them apart: -10000 shifts every score of the row by
+    the same amount, and softmax ignores a constant shift, so the row is softmax of the
+    scores as if unmasked; each score plus ``finfo.min`` rounds to ``finfo.min`` itself,
+    so the row is uniform. Not ``-inf``: softmax(-inf, ..., -inf) = NaN.
 
     Args:
         attention_mask: (B, S) — 1 for tokens to attend, 0 for padding — or
