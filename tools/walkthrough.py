@@ -161,6 +161,8 @@ def compute_facts(checkpoint: str, walk: Walk = WALKS["en"], other_vocabulary: s
     for name, value in (("L", config.num_hidden_layers), ("H", hidden), ("N", heads), ("D", head_dim),
                         ("I", config.intermediate_size), ("V", config.vocab_size), ("P", config.max_position_embeddings),
                         ("params", f"{model.num_parameters() / 1e6:.1f}M"), ("eps", f"{config.layer_norm_eps:g}"),
+                        *((f"params.{part}", f"{sum(p.numel() for p in getattr(model, part).parameters()):,}")
+                          for part in ("embeddings", "encoder", "pooler")),
                         ("sentence", walk.sentence), ("short_sentence", walk.short_sentence),
                         ("random_sentence", walk.random_sentence), ("focus_text", walk.focus_text),
                         ("focus_head", FOCUS_HEAD), ("head_seed", HEAD_SEED)):
