@@ -42,7 +42,8 @@ def default_checkpoint_dir() -> str:
 
 #: Where the Chinese BERT lives inside the package, and the name commands know it by.
 CHINESE_CHECKPOINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "chinese_bert")
-NAMED_CHECKPOINTS = {"zh": "the Chinese BERT shipped with mini_hf_bert (chinese_checkpoint_dir())"}
+NAMED_CHECKPOINTS = {"zh": "the Chinese BERT shipped with mini_hf_bert (chinese_checkpoint_dir())",
+                     "en": "all-MiniLM-L6-v2, the English default (default_checkpoint_dir())"}
 
 
 def chinese_checkpoint_dir() -> str:
@@ -55,8 +56,9 @@ def chinese_checkpoint_dir() -> str:
 
 
 def resolve_named_checkpoint(source: str) -> str:
-    """``zh`` -> ``chinese_checkpoint_dir()``; anything else is returned as given. A
-    directory of that name in the working directory wins, as a path always does."""
+    """``zh`` -> ``chinese_checkpoint_dir()``, ``en`` -> ``default_checkpoint_dir()``;
+    anything else is returned as given. A directory of that name in the working directory
+    wins, as a path always does."""
     if source in NAMED_CHECKPOINTS and not os.path.exists(source):
-        return chinese_checkpoint_dir()
+        return chinese_checkpoint_dir() if source == "zh" else default_checkpoint_dir()
     return source

@@ -7,7 +7,7 @@ import re
 
 #: What a SRC argument accepts.
 ANY_FORM = ("any form from_pretrained reads: an HF or Google directory, a prefix (.../bert_model.ckpt), a .zip, a hub id; "
-            "or zh, the Chinese BERT shipped with mini_hf_bert")
+            "or zh, the Chinese BERT shipped with mini_hf_bert, or en, all-MiniLM-L6-v2")
 
 
 def checkpoint_source(text: str) -> str:

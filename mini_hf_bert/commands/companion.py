@@ -73,23 +73,21 @@ def run_parity(args: argparse.Namespace) -> int:
     return demo.run_module_parity(args.checkpoint, args.attn_implementation)
 
 
-def chosen_checkpoint(given: str | None, text: str, say: bool = True) -> str:
-    """``given``, or the shipped checkpoint for ``text``, said on stdout with the reason
-    (``say``; trace's report names its checkpoint itself)."""
+def chosen_checkpoint(given: str | None, text: str) -> str:
+    """``given``, or the shipped checkpoint for ``text``, said on stdout with the reason."""
     from ..companion.languages import checkpoint_choice
 
     if given is not None:
         return given
     path, reason = checkpoint_choice(text)
-    if say:
-        print(f"checkpoint: {reason} ({path})")
+    print(f"checkpoint: {reason} ({path})")
     return path
 
 
 def run_trace(args: argparse.Namespace) -> int:
     from ..companion.trace_report import format_trace_report, trace_texts
 
-    report = trace_texts([args.text], chosen_checkpoint(args.checkpoint, args.text, say=False), compare=args.compare,
+    report = trace_texts([args.text], chosen_checkpoint(args.checkpoint, args.text), compare=args.compare,
                          attn_implementation=args.attn_implementation)
     print(format_trace_report(report, match=args.match))
     return 0 if report.ok else 1

@@ -51,9 +51,13 @@ def checkpoint_choice(text: str) -> tuple[str, str]:
         return chinese_checkpoint_dir(), "zh, the Chinese BERT: the text is mostly Chinese"
     missing = unknown_to_english(text)
     if missing:
+        # Mostly English, yet a Chinese character the English vocabulary lacks: either
+        # model loses something, so the reason says what and how to choose the other.
         shown = " ".join(missing[:SHOWN_CHARACTERS]) + (" ..." if len(missing) > SHOWN_CHARACTERS else "")
         return chinese_checkpoint_dir(), (f"zh, the Chinese BERT: all-MiniLM-L6-v2's English vocabulary lacks "
-                                          f"{shown} of this text")
+                                          f"{shown} of this text. The text is mostly English, and the Chinese "
+                                          f"vocabulary spells English words letter by letter; --checkpoint en keeps "
+                                          f"them whole but reads {shown} as [UNK]")
     return default_checkpoint_dir(), "all-MiniLM-L6-v2 (English): the text is not Chinese"
 
 

@@ -190,6 +190,24 @@ def test_mixed_text_the_english_vocabulary_cannot_spell_gets_the_chinese_model_a
     assert "[UNK]" not in "\n".join(table)
 
 
+def test_mostly_english_text_with_a_chinese_word_says_what_each_model_loses_and_how_to_choose(capsys):
+    text = "My favorite food is 饺子."
+    assert main(["tokenize", text]) == 0
+    first, *table = capsys.readouterr().out.splitlines()
+    assert first == (f"checkpoint: zh, the Chinese BERT: all-MiniLM-L6-v2's English vocabulary lacks 饺 of this text. "
+                     f"The text is mostly English, and the Chinese vocabulary spells English words letter by letter; "
+                     f"--checkpoint en keeps them whole but reads 饺 as [UNK] ({chinese_checkpoint_dir()})")
+    assert [row.split()[1] for row in table[2:5]] == ["m", "##y", "f"]  # what the message warns of
+    assert main(["tokenize", text, "--checkpoint", "en"]) == 0  # the choice it offers
+    tokens = [row.split()[1] for row in capsys.readouterr().out.splitlines()[1:]]
+    assert tokens[:7] == ["[CLS]", "my", "favorite", "food", "is", "[UNK]", "子"]
+
+
+def test_en_names_the_english_default_as_zh_names_the_chinese_model():
+    assert checkpoint_source("en") == default_checkpoint_dir()
+    assert checkpoint_source("zh") == chinese_checkpoint_dir()
+
+
 def test_english_text_keeps_the_english_model_and_says_so(capsys):
     assert main(["tokenize", "I write programs in Python"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == (f"checkpoint: all-MiniLM-L6-v2 (English): the text is not "

@@ -9,7 +9,8 @@ import io
 import pytest
 import torch
 
-from mini_hf_bert import BertModel
+from mini_hf_bert import BertModel, chinese_checkpoint_dir
+from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
 from mini_hf_bert.commands.cli import main
 from mini_hf_bert.companion.trace_report import format_trace_report, trace_texts
 from mini_hf_bert.parity.compare import FP32_ATOL
@@ -134,9 +135,14 @@ def test_trace_command_on_the_packaged_checkpoint(text):
     code, out, err = _cli("trace", text, "--compare")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[1].startswith("Tokens [0]: [CLS]")
+    # the checkpoint it chose and why, as every companion command says it
+    why = "zh, the Chinese BERT: the text is mostly Chinese" if text == CHINESE else \
+        "all-MiniLM-L6-v2 (English): the text is not Chinese"
+    path = chinese_checkpoint_dir() if text == CHINESE else default_checkpoint_dir()
+    assert lines[0] == f"checkpoint: {why} ({path})"
+    assert lines[2].startswith("Tokens [0]: [CLS]")
     if text == CHINESE:
-        assert "北 京" in lines[1]  # one token per character: the CJK rule
+        assert "北 京" in lines[2]  # one token per character: the CJK rule
     row = next(line for line in lines if line.strip().startswith("encoder.layer.0.attention.self.query "))
     assert "Linear" in row and "float32" in row and row.split()[-1] == "0.00e+00"
     assert "all within tolerance" in lines[-1]
