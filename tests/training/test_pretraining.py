@@ -232,8 +232,13 @@ def test_the_verdicts_name_each_shortfall_and_the_held_out_size():
     assert verdicts(learned) == []
     plateau = dict(learned, mlm_mask_accuracy=0.045, nsp_accuracy=0.56)
     said = verdicts(plateau)
-    assert len(said) == 2 and "no better than always guessing the commonest token (0.040)" in said[0]
-    assert "NSP accuracy (0.560) is no better than always answering the majority label (0.550)" in said[1]
+    assert len(said) == 2
+    assert "no better than always guessing the commonest token (0.040) by the margin this check asks for, 0.01" in said[0]
+    assert ("NSP accuracy (0.560) is no better than always answering the majority label (0.550) by the margin this "
+            "check asks for, 0.02") in said[1]
+    # within the margin but above the majority: the sentence names the margin that decided it
+    assert any("(0.720) is no better than always answering the majority label (0.701) by the margin this check "
+               "asks for, 0.02" in s for s in verdicts(dict(learned, nsp_accuracy=0.72, nsp_majority_accuracy=0.701)))
     few = verdicts(dict(learned, held_out_pairs=16))
     assert few == ["only 16 held-out sentence pairs: one pair moves NSP accuracy by 0.062, so these figures are "
                    "rough; a larger corpus holds out more"]
