@@ -600,6 +600,10 @@ class RunLock:
 
 #: Dots per inch of every PNG this package writes (training curves, attention pictures).
 PNG_DPI = 100
+#: The white margin around everything drawn, in inches: the picture is cut to its drawing
+#: plus this (``bbox_inches="tight"``), so that no label lies outside it, as an axis label
+#: below rotated tick labels did under ``tight_layout`` alone.
+PNG_PAD_INCHES = 0.1
 
 
 def save_png(figure: Any, path: str, dpi: int = PNG_DPI) -> str:
@@ -609,7 +613,7 @@ def save_png(figure: Any, path: str, dpi: int = PNG_DPI) -> str:
 
     try:
         with staged_file(path) as staged:
-            figure.savefig(staged, dpi=dpi, format="png")
+            figure.savefig(staged, dpi=dpi, format="png", bbox_inches="tight", pad_inches=PNG_PAD_INCHES)
     finally:
         plt.close(figure)
     return path

@@ -55,6 +55,25 @@ def _not_blank(path) -> Image.Image:
     return image
 
 
+def _ink_clear_of_the_edges(image: Image.Image) -> None:
+    """Nothing drawn touches the picture's border: a label cut off at the edge would."""
+    width, height = image.size
+    background = image.getpixel((0, 0))
+    for name, box in (("top", (0, 0, width, 2)), ("bottom", (0, height - 2, width, height)),
+                      ("left", (0, 0, 2, height)), ("right", (width - 2, 0, width, height))):
+        colours = image.crop(box).getcolors(maxcolors=1 << 20)
+        assert colours == [(colours[0][0], background)], f"something drawn reaches the picture's {name} edge"
+
+
+@pytest.mark.parametrize("text,language", [(TEXT, "en"), ("北京是中国的首都。", "zh")])
+@pytest.mark.parametrize("head", [0, None])
+def test_no_label_is_cut_off(text, language, head, minilm_dir, tmp_path):
+    checkpoint = minilm_dir if language == "en" else chinese_checkpoint_dir()
+    maps = attention_for_text(BertModel.from_pretrained(checkpoint), BertTokenizer.from_pretrained(checkpoint), text)
+    image = _not_blank(plot_attention(maps, layer=0, head=head, out=tmp_path / "a.png", language=language))
+    _ink_clear_of_the_edges(image)
+
+
 def test_png_of_one_head_and_of_a_layer(maps, tmp_path):
     one = _not_blank(plot_attention(maps, layer=2, head=3, out=tmp_path / "head.png"))
     grid = _not_blank(plot_attention(maps, layer=2, head=None, out=tmp_path / "layer.png"))
