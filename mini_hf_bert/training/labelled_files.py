@@ -118,6 +118,18 @@ def _read_text(path: str) -> str:
                                 f"UTF-8 (GBK or GB18030 text must be converted first)") from None
 
 
+#: The comma a Chinese input method types: it looks like a separator but is not one.
+FULL_WIDTH_COMMA = "\uff0c"
+
+
+def _full_width_hint(row: list[str], kind: str) -> str:
+    """The hint for a CSV line that separates its fields with the full-width comma."""
+    if kind != "csv" or not any(FULL_WIDTH_COMMA in field for field in row):
+        return ""
+    return (f"; this line separates with the full-width comma '{FULL_WIDTH_COMMA}' (U+FF0C, as a Chinese input "
+            f"method types it): a CSV's fields are separated by the ASCII comma ','")
+
+
 def _read_classification(path: str, text: str, kind: str) -> LabelledData:
     dialect = {"delimiter": ","} if kind == "csv" else {"delimiter": "\t", "quoting": csv.QUOTE_NONE}
     separator = "," if kind == "csv" else "\\t"
@@ -133,13 +145,15 @@ def _read_classification(path: str, text: str, kind: str) -> LabelledData:
                 if header not in CLASSIFICATION_HEADERS:
                     raise LabelledFileError(
                         f"{path}, line {reader.line_num}: the header must be text{separator}label or "
-                        f"text{separator}text_pair{separator}label, got {separator.join(row)!r}")
+                        f"text{separator}text_pair{separator}label, got {separator.join(row)!r}"
+                        + _full_width_hint(row, kind))
                 continue
             if len(row) != len(header):
                 raise LabelledFileError(
                     f"{path}, line {reader.line_num}: {len(row)} field(s) where the header has {len(header)} "
                     f"({separator.join(header)})" + ("; a text that holds a comma must be in double quotes"
-                                                     if kind == "csv" and len(row) > len(header) else ""))
+                                                     if kind == "csv" and len(row) > len(header)
+                                                     else _full_width_hint(row, kind)))
             fields = dict(zip(header, (field.strip() for field in row)))
             for name in header:
                 if not fields[name]:

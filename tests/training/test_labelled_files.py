@@ -84,6 +84,11 @@ BAD_FILES = {
     "a missing column": ("m.csv", "text,label\n好,1\n坏\n", "line 3: 1 field(s) where the header has 2"),
     "an unquoted comma": ("c.csv", "text,label\n好,1\n价格便宜,味道好,1\n", "line 3: 3 field(s) where the header has 2 "
                           "(text,label); a text that holds a comma must be in double quotes"),
+    "full-width commas": ("w.csv", "text,label\n好，1\n", "line 2: 1 field(s) where the header has 2 (text,label); "
+                          "this line separates with the full-width comma '，' (U+FF0C, as a Chinese input method "
+                          "types it): a CSV's fields are separated by the ASCII comma ','"),
+    "a full-width header": ("x.csv", "text，label\n好，1\n", "line 1: the header must be text,label or "
+                            "text,text_pair,label, got 'text，label'; this line separates with the full-width comma"),
     "an empty text": ("t.csv", "text,label\n好,1\n  ,0\n", "line 3: the text is empty"),
     "an empty label": ("l.csv", "text,label\n好,1\n坏,\n", "line 3: the label is empty"),
     "an empty pair": ("p.csv", "text,text_pair,label\n好,,1\n", "line 2: the text_pair is empty"),
