@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 import traceback
 
 from . import benchmark, checkpoints, companion, training
@@ -35,6 +37,17 @@ EXIT_USER_ERROR = 2
 #: The library's own (CheckpointError, ConfigError, TokenizerFileError) are ValueErrors;
 #: naming them here would import torch before ``--help`` could answer.
 USER_ERRORS = (OSError, ValueError, TypeError, RuntimeError)
+#: Exit status after Ctrl-C or SIGTERM: 128 + the signal, as a shell reports a killed job.
+EXIT_INTERRUPTED = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill PID``, a scheduler's stop), raised as Ctrl-C is, so that a run
+    unwinds the same way: its lock released, its unfinished files removed."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated()
 
 
 #: The modules that add commands, in the order ``--help`` lists them.
@@ -68,13 +81,22 @@ def error_message(error: BaseException) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # SIGTERM unwinds like Ctrl-C (only the main thread may set a handler: a command run
+    # from another thread, as a test may, keeps the default).
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         return args.run(args)  # each command module set its run_* function
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        signum = signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT
+        hint = getattr(args, "interrupted_hint", None)
+        print(f"interrupted by {signal.Signals(signum).name}" + (f": {hint}" if hint else ""), file=sys.stderr)
+        return EXIT_INTERRUPTED[signum]
     except Exception as e:  # noqa: BLE001 - a command line prints one line, never a traceback (unless -v)
         if args.verbose:
             traceback.print_exc()
         print(f"error: {error_message(e)}", file=sys.stderr)
         return EXIT_USER_ERROR
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)

@@ -112,8 +112,11 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     finetune.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     finetune.add_argument("--no-progress", action="store_true", help="no progress bar")
     show.set_defaults(run=run_show_instances)
-    pretrain.set_defaults(run=run_pretrain)
-    finetune.set_defaults(run=run_finetune)
+    # what an interrupted run leaves, as cli.main says it after Ctrl-C or SIGTERM
+    resumable = ("OUTPUT_DIR keeps its checkpoints up to the last complete one; the same command with --resume "
+                 "continues from it")
+    pretrain.set_defaults(run=run_pretrain, interrupted_hint=resumable)
+    finetune.set_defaults(run=run_finetune, interrupted_hint=resumable)
 
 
 def _add_compute_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +124,9 @@ def _add_compute_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attn-implementation", choices=("eager", "sdpa", "fast"), default="fast",
                         help="the encoder's path: fast is modeling_bert_fast's training path, equal to eager in loss "
                              "and gradients and the fastest (docs/training_speed.md) (default: %(default)s)")
+    parser.add_argument("--threads", type=int, metavar="N",
+                        help="CPU threads to compute with (default: torch's, one per core; one where the machine is "
+                             "already busy, its load average at least the number of cores)")
     parser.add_argument("--bf16", action=argparse.BooleanOptionalAction,
                         help="compute in bfloat16 (autocast; fp32 weights) (default: on where the hardware computes "
                              "it: a GPU, or a CPU with AVX512-BF16 or AMX; off elsewhere, where it is slower)")
@@ -161,19 +167,23 @@ def run_show_instances(args: argparse.Namespace) -> int:
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
+    from ..cpu_capability import training_threads
     from ..training.curves import HELD_OUT_COUNTS
     from ..training.pretraining import pretrain, verdicts
 
     # Given values win; the rest come from --quick's sizes, else the full defaults.
     chosen = {k: getattr(args, k) if getattr(args, k) is not None else pair[args.quick] for k, pair in SIZED.items()}
-    trainer = pretrain(args.corpus, args.output_dir, vocab=args.vocab, batch_size=args.batch_size,
-                       gradient_accumulation_steps=args.gradient_accumulation_steps,
-                       learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
-                       whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
-                       resume=args.resume, progress=not args.no_progress, dropout=args.dropout,
-                       build_vocab=args.build_vocab, vocab_size=args.vocab_size, bf16=args.bf16,
-                       init_checkpoint=args.init_checkpoint, max_position_embeddings=args.max_position_embeddings,
-                       attn_implementation=args.attn_implementation, **chosen)
+    with training_threads(args.threads) as threads:
+        if threads:
+            print(threads)
+        trainer = pretrain(args.corpus, args.output_dir, vocab=args.vocab, batch_size=args.batch_size,
+                           gradient_accumulation_steps=args.gradient_accumulation_steps,
+                           learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, optimizer=args.optimizer,
+                           whole_word_mask=args.whole_word_mask, dynamic_masking=args.dynamic_masking, seed=args.seed,
+                           resume=args.resume, progress=not args.no_progress, dropout=args.dropout,
+                           build_vocab=args.build_vocab, vocab_size=args.vocab_size, bf16=args.bf16,
+                           init_checkpoint=args.init_checkpoint, max_position_embeddings=args.max_position_embeddings,
+                           attn_implementation=args.attn_implementation, **chosen)
     if trainer.rank == 0:
         last = trainer.history.evaluations[-1] if trainer.history.evaluations else {}
         print(f"trained {trainer.step} steps; held-out: " + ", ".join(f"{k} {v:.4f}" for k, v in last.items()
@@ -188,15 +198,19 @@ def run_pretrain(args: argparse.Namespace) -> int:
 
 
 def run_finetune(args: argparse.Namespace) -> int:
+    from ..cpu_capability import training_threads
     from ..training.finetuning import finetune_and_compare
 
-    report = finetune_and_compare(
-        args.task, args.checkpoint, args.output_dir, scratch_baseline=not args.no_scratch_baseline,
-        resume=args.resume, max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
-        max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
-        eval_every=args.eval_every, save_every=args.save_every, seed=args.seed, progress=not args.no_progress,
-        bf16=args.bf16, attn_implementation=args.attn_implementation, dev=args.dev, dev_fraction=args.dev_fraction,
-        data_format=args.data_format)
+    with training_threads(args.threads) as threads:
+        if threads:
+            print(threads)
+        report = finetune_and_compare(
+            args.task, args.checkpoint, args.output_dir, scratch_baseline=not args.no_scratch_baseline,
+            resume=args.resume, max_steps=args.max_steps, batch_size=args.batch_size, learning_rate=args.learning_rate,
+            max_length=args.max_length, max_examples=args.max_examples, optimizer=args.optimizer,
+            eval_every=args.eval_every, save_every=args.save_every, seed=args.seed, progress=not args.no_progress,
+            bf16=args.bf16, attn_implementation=args.attn_implementation, dev=args.dev, dev_fraction=args.dev_fraction,
+            data_format=args.data_format)
     result = report.result
     if result.trainer.rank == 0:
         print(f"{args.task}: held-out {result.metric} on {result.held_out_examples:,} examples after "

@@ -13,7 +13,7 @@ KILL_AT:
                       kill came while that file was being written;
     ``dir:NAME#N``    at the N-th time a staged directory is about to be renamed to a path
                       ending in NAME (a checkpoint, complete, marker written), send SIGNAL.
-SIGNAL: ``KILL`` or ``INT`` (Ctrl-C).
+SIGNAL: ``KILL``, ``INT`` (Ctrl-C) or ``TERM``.
 """
 
 from __future__ import annotations

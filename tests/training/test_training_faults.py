@@ -123,14 +123,24 @@ KILL_POINTS = [
     ("training_history.json of OUT after checkpoint-6", r"/out/training_history\.json$#2", "KILL"),
     ("the final model.safetensors in OUT, half written", r"/out/model\.safetensors$#1", "KILL"),
     ("Ctrl-C while trainer_state.pt of checkpoint-6 is written", r"\.checkpoint-6\.partial-\w+/trainer_state\.pt$#1", "INT"),
+    ("SIGTERM while model.safetensors of checkpoint-6 is written", r"\.checkpoint-6\.partial-\w+/model\.safetensors$#1",
+     "TERM"),
 ]
+#: What the command exits with, per signal: killed outright, or 128 + the signal after unwinding.
+KILLED_STATUS = {"KILL": -signal.SIGKILL, "INT": 128 + signal.SIGINT, "TERM": 128 + signal.SIGTERM}
 
 
 @pytest.mark.parametrize("where,kill_at,signal_name", KILL_POINTS, ids=[p[0] for p in KILL_POINTS])
 def test_a_run_killed_while_writing_resumes_to_the_uninterrupted_result(where, kill_at, signal_name, whole, tmp_path):
     out = tmp_path / "out"
     killed = _run(out, kill_at, signal_name)
-    assert killed.returncode == (-signal.SIGKILL if signal_name == "KILL" else 130), killed.stderr[-2000:]
+    assert killed.returncode == KILLED_STATUS[signal_name], killed.stderr[-2000:]
+    if signal_name != "KILL":  # it unwound: said so and what to do, released its lock, left no staging behind
+        assert killed.stderr.strip().splitlines()[-1] == (
+            f"interrupted by SIG{signal_name}: OUTPUT_DIR keeps its checkpoints up to the last complete one; the same "
+            f"command with --resume continues from it")
+        assert not (out / RUN_LOCK_NAME).exists()
+        assert not [p for p in out.iterdir() if p.name.startswith(".")]
     assert (out / "checkpoint-3" / COMPLETE_MARKER).is_file()
     vocab = (out / "vocab.txt").read_bytes()
     resumed = _resume(out)
