@@ -380,19 +380,20 @@ def mask_tokens_dynamically(input_ids: torch.Tensor, tokenizer: BertTokenizer, m
         (masked input_ids, labels): (B, T) each; labels hold the original id where a token
         was chosen and -100 elsewhere.
     """
+    device = input_ids.device  # a GPU batch is masked where it lies (``generator`` on the same device)
     labels = input_ids.clone()
     if special_tokens_mask is None:
-        special_tokens_mask = torch.isin(input_ids, torch.tensor(tokenizer.all_special_ids))
-    probability = torch.full(labels.shape, mlm_probability)  # (B, T)
+        special_tokens_mask = torch.isin(input_ids, torch.tensor(tokenizer.all_special_ids, device=device))
+    probability = torch.full(labels.shape, mlm_probability, device=device)  # (B, T)
     probability.masked_fill_(special_tokens_mask.bool(), 0.0)
     chosen = torch.bernoulli(probability, generator=generator).bool()  # (B, T)
     labels[~chosen] = IGNORE_INDEX
     masked_ids = input_ids.clone()
-    to_mask = torch.bernoulli(torch.full(labels.shape, MASK_PROB), generator=generator).bool() & chosen
+    to_mask = torch.bernoulli(torch.full(labels.shape, MASK_PROB, device=device), generator=generator).bool() & chosen
     masked_ids[to_mask] = tokenizer.mask_token_id
-    to_randomize = (torch.bernoulli(torch.full(labels.shape, KEEP_PROB_OF_REST), generator=generator).bool()
-                    & chosen & ~to_mask)
-    random_ids = torch.randint(len(tokenizer), labels.shape, dtype=torch.long, generator=generator)
+    to_randomize = (torch.bernoulli(torch.full(labels.shape, KEEP_PROB_OF_REST, device=device),
+                                    generator=generator).bool() & chosen & ~to_mask)
+    random_ids = torch.randint(len(tokenizer), labels.shape, dtype=torch.long, generator=generator, device=device)
     masked_ids[to_randomize] = random_ids[to_randomize]
     return masked_ids, labels
 
