@@ -2,7 +2,8 @@
 arrays; sentence pairs cut from them on the device, a whole batch at once, every step.
 
     corpus --pack_documents (CPU, once)--> PackedCorpus: tokens, sentence_starts, document bounds
-           --save_pack / load_pack--> one safetensors file (ids as int16: two bytes a character)
+           --save_pack / load_pack--> one gzipped safetensors file: the ids (int16, two bytes a
+             character), each sentence's length and each document's sentence count
            --sample_pairs (on the device)--> [CLS] A [SEP] B [SEP], segments, NSP labels
            --mask_tokens_dynamically (on the device)--> MLM inputs and labels
 
@@ -30,8 +31,10 @@ transformers: none (google-research/bert: ``create_pretraining_data.py``, vector
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
+import struct
 from collections.abc import Sequence
 
 import torch
@@ -49,8 +52,10 @@ SHORT_SEQ_PROB = 0.1
 MLM_PROBABILITY = 0.15
 #: What the pack file says it is, so that a wrong file is refused by name.
 PACK_FORMAT = "mini_hf_bert packed pre-training corpus, version 1"
-#: Ids are stored as int16 where the vocabulary allows: half the bytes of int32.
+#: Ids and sentence lengths are stored as int16 where they fit: half the bytes of int32.
 INT16_LIMIT = 2 ** 15
+#: The pack is read whole into memory (gzip, then safetensors from bytes): at most this much.
+MAX_PACK_BYTES = 2 ** 30
 
 
 @dataclasses.dataclass
@@ -111,46 +116,74 @@ def pack_documents(documents: Sequence[Sequence[str]], tokenizer: BertTokenizer,
     return corpus
 
 
+def _smallest(values: torch.Tensor) -> torch.Tensor:
+    """``values`` (non-negative) as int16 where they fit, else int32."""
+    fits = values.numel() == 0 or int(values.max()) < INT16_LIMIT
+    return values.to(torch.int16 if fits else torch.int32).contiguous()
+
+
 def save_pack(path: str | os.PathLike, parts: dict[str, PackedCorpus], vocab_size: int,
               metadata: dict[str, str] | None = None) -> str:
-    """Write ``parts`` (e.g. "train", "heldout") to one safetensors file, whole."""
-    from safetensors.torch import save_file
+    """Write ``parts`` (e.g. "train", "heldout") to one gzipped safetensors file, whole:
+    per part its ids, each sentence's length and each document's number of sentences (the
+    starts and bounds follow from them)."""
+    from safetensors.torch import save
 
-    id_dtype = torch.int16 if vocab_size <= INT16_LIMIT else torch.int32
+    if vocab_size < 1:
+        raise ValueError(f"vocab_size must be positive, got {vocab_size}")
     tensors = {}
     for name, corpus in parts.items():
-        tensors[f"{name}.tokens"] = corpus.tokens.to(id_dtype).contiguous()
-        for field in ("sentence_starts", "document_starts", "document_ends"):
-            tensors[f"{name}.{field}"] = getattr(corpus, field).to(torch.int32).contiguous()
+        tensors[f"{name}.tokens"] = corpus.tokens.to(torch.int16 if vocab_size <= INT16_LIMIT else torch.int32)
+        tensors[f"{name}.sentence_lengths"] = _smallest(corpus.sentence_starts.diff())
+        first = torch.unique_consecutive(corpus.document_starts)
+        tensors[f"{name}.document_sentences"] = _smallest(corpus.document_ends[first] - first)
     info = {"format": PACK_FORMAT, "vocab_size": str(vocab_size), "parts": json.dumps(sorted(parts)),
             **(metadata or {})}
-    with staged_file(path) as staged:
-        save_file(tensors, staged, metadata=info)
+    data = gzip.compress(save(tensors, metadata=info), compresslevel=6, mtime=0)
+    with staged_file(path) as staged, open(staged, "wb") as f:
+        f.write(data)
     return os.fspath(path)
+
+
+def _safetensors_metadata(data: bytes) -> dict[str, str]:
+    """The ``__metadata__`` of safetensors bytes: an 8-byte little-endian header length,
+    then the header, JSON (the format's own layout)."""
+    (length,) = struct.unpack("<Q", data[:8])
+    return json.loads(data[8:8 + length]).get("__metadata__") or {}
 
 
 def load_pack(path: str | os.PathLike, device: torch.device | str = "cpu") -> tuple[dict[str, PackedCorpus],
                                                                                     dict[str, str]]:
     """(parts by name, the file's metadata) of a pack ``save_pack`` wrote, on ``device``."""
-    from safetensors import safe_open
+    from safetensors.torch import load
 
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such pack file (tools/pretrain_gpu.py pack writes it)")
     try:
-        with safe_open(path, framework="pt") as f:
-            metadata = f.metadata() or {}
-            if metadata.get("format") != PACK_FORMAT:
-                raise ValueError(f"{path}: not a packed corpus (its metadata says {metadata.get('format')!r})")
-            tensors = {key: f.get_tensor(key) for key in f.keys()}
-    except ValueError:
-        raise
-    except Exception as e:  # noqa: BLE001 - safetensors' own errors (a truncated file, a bad header)
-        raise ValueError(f"{path}: not a readable safetensors file ({e})") from None
+        with gzip.open(path, "rb") as f:
+            data = f.read(MAX_PACK_BYTES + 1)
+        metadata = _safetensors_metadata(data) if len(data) <= MAX_PACK_BYTES else {}
+    except Exception as e:  # noqa: BLE001 - gzip's, struct's and json's errors: a damaged or foreign file
+        raise ValueError(f"{path}: not a readable pack (gzipped safetensors) file ({type(e).__name__}: {e})") from None
+    if len(data) > MAX_PACK_BYTES:
+        raise ValueError(f"{path}: not a readable pack: more than {MAX_PACK_BYTES:,} bytes unpacked")
+    if metadata.get("format") != PACK_FORMAT:
+        raise ValueError(f"{path}: not a packed corpus (its metadata says {metadata.get('format')!r})")
+    try:
+        tensors = load(data)
+    except Exception as e:  # noqa: BLE001 - safetensors' errors: a damaged file
+        raise ValueError(f"{path}: not a readable pack (gzipped safetensors) file ({type(e).__name__}: {e})") from None
     parts = {}
     for name in json.loads(metadata["parts"]):
-        fields = [tensors[f"{name}.{field.name}"].long().to(device) for field in dataclasses.fields(PackedCorpus)]
-        parts[name] = PackedCorpus(*fields)
+        lengths = tensors[f"{name}.sentence_lengths"].long()
+        counts = tensors[f"{name}.document_sentences"].long()
+        starts = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)])
+        first = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)[:-1]])
+        document_starts = first.repeat_interleave(counts)
+        parts[name] = PackedCorpus(tensors[f"{name}.tokens"].long(), starts, document_starts,
+                                   document_starts + counts.repeat_interleave(counts))
+        parts[name] = parts[name].to(device)
     return parts, metadata
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -123,18 +124,19 @@ def test_masks_choose_15_percent_of_the_text_then_80_10_10(corpus, tokenizer):
 
 
 def test_a_pack_reads_back_as_it_was_written(corpus, tmp_path):
-    path = save_pack(tmp_path / "p.safetensors", {"train": corpus, "heldout": corpus}, 7529, {"note": "x"})
+    path = save_pack(tmp_path / "p.safetensors.gz", {"train": corpus, "heldout": corpus}, 7529, {"note": "x"})
     parts, metadata = load_pack(path)
     assert metadata["note"] == "x" and set(parts) == {"train", "heldout"}
     for field in ("tokens", "sentence_starts", "document_starts", "document_ends"):
         assert torch.equal(getattr(parts["train"], field), getattr(corpus, field))
-    from safetensors import safe_open
+    import gzip
 
-    with safe_open(path, framework="pt") as f:
-        assert f.get_tensor("train.tokens").dtype == torch.int16  # two bytes a character
-    assert save_pack(tmp_path / "big.safetensors", {"train": corpus}, 40_000)  # a vocabulary int16 cannot hold
-    with safe_open(tmp_path / "big.safetensors", framework="pt") as f:
-        assert f.get_tensor("train.tokens").dtype == torch.int32
+    from safetensors.torch import load
+
+    assert load(gzip.decompress(open(path, "rb").read()))["train.tokens"].dtype == torch.int16  # two bytes a character
+    big = save_pack(tmp_path / "big.safetensors.gz", {"train": corpus}, 40_000)  # a vocabulary int16 cannot hold
+    assert load(gzip.decompress(open(big, "rb").read()))["train.tokens"].dtype == torch.int32
+    assert torch.equal(load_pack(big)[0]["train"].tokens, corpus.tokens)
 
 
 def test_the_size_chosen_is_the_largest_the_window_feeds():
@@ -236,17 +238,35 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
     (["pack", "--corpus", "{tmp}/none.txt", "--vocab", VOCAB, "--out", "{tmp}/p"], "{tmp}/none.txt"),
     (["pack", "--corpus", "{tmp}/one.txt", "--vocab", VOCAB, "--out", "{tmp}/p", "--heldout-documents", "2"],
      "has 1 documents; hold out at least 2 and leave 2"),
-    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--device", "cpu"], "{tmp}/pack.safetensors: no such pack file"),
-    (["train", "--pack", "{tmp}/notpack", "--out", "{tmp}/o", "--device", "cpu"], "not a readable safetensors file"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--device", "cpu"],
+     "{tmp}/pack.safetensors.gz: no such pack file"),
+    (["train", "--pack", "{tmp}/notpack", "--out", "{tmp}/o", "--device", "cpu"],
+     "not a readable pack (gzipped safetensors) file"),
     (["finish", "{tmp}", "{tmp}/f"], "{tmp}/model: missing; a device run's $OUT holds model/ and run.json"),
 ])
 def test_mistakes_are_one_line(argv, message, tmp_path, capsys):
     (tmp_path / "one.txt").write_text("只有一篇。\n就是这样。\n", encoding="utf-8")
     (tmp_path / "notpack").mkdir()
-    (tmp_path / "notpack" / "pack.safetensors").write_bytes(b"not a safetensors file")
+    (tmp_path / "notpack" / "pack.safetensors.gz").write_bytes(b"not a safetensors file")
     assert pretrain_gpu.main([a.format(tmp=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message.format(tmp=tmp_path) in err and len(err.strip().splitlines()) == 1
+
+
+def test_damaged_and_foreign_packs_are_refused_by_name(corpus, tmp_path):
+    import gzip
+
+    from safetensors.torch import save
+
+    good = open(save_pack(tmp_path / "good.safetensors.gz", {"train": corpus}, 7529), "rb").read()
+    cases = {"truncated": good[:len(good) // 2],
+             "gzipped garbage": gzip.compress(b"\xff" * 100),
+             "a foreign safetensors": gzip.compress(save({"x": torch.zeros(2)}, metadata={"format": "other"}))}
+    for name, data in cases.items():
+        path = tmp_path / f"{name}.gz"
+        path.write_bytes(data)
+        with pytest.raises(ValueError, match=re.escape(str(path)) + ": not a (readable pack|packed corpus)"):
+            load_pack(path)
 
 
 def test_a_corpus_without_two_documents_is_refused(tokenizer):
