@@ -59,10 +59,10 @@ PYPI_FILES = "https://files.pythonhosted.org/packages/"
 MIN_HAN = 4
 MIN_HAN_SHARE = 0.5
 MAX_SENTENCE_CHARS = 300
-#: A character gets an id in vocab.txt when the corpus holds it at least this often: 7,529
-#: tokens. Every token costs the 4 x 256 model 1 KB (its embedding row and output bias),
-#: so this keeps the shipped model near 21 MB, under its 25 MB; rarer characters (most of
-#: them the character dictionary's own headwords) read as [UNK].
+#: A character gets an id in vocab.txt when the corpus holds it at least this often (the
+#: manifest records how many do). Every token costs a model of hidden size H 4H + 4 bytes
+#: in fp32 (its embedding row and output bias); rarer characters (most of them the
+#: character dictionary's own headwords) read as [UNK].
 VOCAB_MIN_COUNT = 3
 #: Dictionary entries grouped into one document, as a printed page groups them: next-
 #: sentence prediction needs documents of several sentences, and one entry has one or two.
