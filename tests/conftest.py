@@ -12,6 +12,12 @@ import torch
 # No test may reach the network or the machine's own HF cache by accident (test_hub.py
 # sets its own cache and mode per test); transformers reads this when imported.
 os.environ["HF_HUB_OFFLINE"] = "1"
+# The training commands compute with one thread on a busy machine (busy_machine_threads),
+# and say so first. The suite runs on loaded machines and compares commands' output and
+# runs' last bits, so every command and subprocess here keeps torch's own number of
+# threads, as it would on a quiet machine (tests/training/test_threads.py unsets this to
+# test the choice itself).
+os.environ.setdefault("OMP_NUM_THREADS", str(torch.get_num_threads()))
 
 import transformers  # noqa: E402
 

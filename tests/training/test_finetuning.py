@@ -98,7 +98,9 @@ def test_finetune_reports_beside_both_baselines(tiny_checkpoint, tmp_path, capsy
 
 def test_finetune_resumes_exactly(tiny_checkpoint, tmp_path):
     base = ["finetune", "sentiment", tiny_checkpoint, "OUT", "--max-steps", "4", "--batch-size", "8", "--max-examples",
-            "120", "--max-length", "32", "--save-every", "2", "--no-progress", "--no-scratch-baseline"]
+            "120", "--max-length", "32", "--save-every", "2", "--no-progress", "--no-scratch-baseline",
+            "--threads", str(torch.get_num_threads())]  # the same threads in each run, however busy the machine
+
     def run(out, *extra):
         assert main([str(tmp_path / out) if a == "OUT" else a for a in base] + list(extra)) == 0
     run("whole")
