@@ -76,8 +76,11 @@ HEAD_DIM = 64
 #: A size is chosen only if the window gives it this many tokens per parameter at least:
 #: the compute-optimal ratio of Hoffmann et al. (2022) for language models, as a floor.
 TOKENS_PER_PARAMETER = 20
-#: Rate measurement: steps run first (allocation, kernel choice), then the steps timed.
+#: Rate measurement: steps run first (allocation, kernel choice), then the steps timed; no
+#: further size (nor compiling, with --compile auto) is measured once this share of the
+#: window has passed.
 WARMUP_STEPS, TIMED_STEPS = 3, 10
+MEASURING_SHARE = 0.25
 #: The optimiser: AdamW as RoBERTa set it for large batches (beta2 0.98), BERT's decay
 #: (none on biases and LayerNorm), warm-up over this share of the planned steps, then
 #: linear decay to 0 at the planned end; gradients clipped to norm 1.
@@ -318,6 +321,8 @@ def train(args: argparse.Namespace) -> dict:
             parameters[name] = parameter_count(config)
             if parameters[name] * torch.finfo(STORAGE_DTYPE).bits // 8 > args.max_model_bytes:
                 continue
+            if rates and time.monotonic() > started + MEASURING_SHARE * (deadline - started):
+                break  # measuring must leave the window to training: the sizes measured so far compete
             trial = Run(config, train_part, tokenizer, args, device)
             trial.positions_per_second(WARMUP_STEPS)
             rates[name] = trial.positions_per_second(TIMED_STEPS)
@@ -335,7 +340,8 @@ def train(args: argparse.Namespace) -> dict:
     run.positions_per_second(WARMUP_STEPS)
     rate = run.positions_per_second(TIMED_STEPS)
     record["compile"] = {"asked": args.compile, "eager_positions_per_second": rate, "used": False}
-    if args.compile != "off":
+    if args.compile == "on" or (args.compile == "auto" and
+                                time.monotonic() < started + MEASURING_SHARE * (deadline - started)):
         try:
             compiled = torch.compile(run.model)
             run.forward = compiled

@@ -194,8 +194,9 @@ def test_a_run_on_the_cpu_brings_back_a_model_both_libraries_load(pack_dir, tmp_
     assert time.monotonic() - started < 0.3 * 60 + 20
     record = json.loads((out / "run.json").read_text())
     assert problems(record["provenance"]) == [] and record["complete"]
-    assert record["size"] in ("1x32", "2x64") and set(record["rates"]) == {"1x32", "2x64"}
-    assert len(record["evaluations"]) >= 2 and record["steps"] > 0 and record["positions_per_second"] > 0
+    # measured in order, the second only while a quarter of the window is left to measuring
+    assert "1x32" in record["rates"] and set(record["rates"]) <= {"1x32", "2x64"} and record["size"] in record["rates"]
+    assert record["evaluations"][-1]["step"] == record["steps"] > 0 and record["positions_per_second"] > 0
     assert record["flops_per_position"] == pretrain_gpu.flops_per_position(
         pretrain_gpu.size_config(record["size"], 7529, 48), 48)
     files = [p for p in out.rglob("*") if p.is_file()]
@@ -219,8 +220,11 @@ def test_a_run_on_the_cpu_brings_back_a_model_both_libraries_load(pack_dir, tmp_
 
 def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_path):
     out = tmp_path / "out"
+    # a window far longer than the test: the first checkpoint (after 4 s of training) comes
+    # long before the end, however loaded the machine, and the kill lands after it
+    window = [*TRAIN[:TRAIN.index("--minutes")], "--minutes", "10", *TRAIN[TRAIN.index("--minutes") + 2:]]
     process = subprocess.Popen([sys.executable, "tools/pretrain_gpu.py", "train", "--pack", str(pack_dir),
-                                "--out", str(out), *TRAIN], cwd=ROOT, env=ENV,
+                                "--out", str(out), *window], cwd=ROOT, env=ENV,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not (out / "run.json").exists() and process.poll() is None and time.monotonic() < deadline:
