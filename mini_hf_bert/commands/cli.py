@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 import threading
@@ -37,8 +38,10 @@ EXIT_USER_ERROR = 2
 #: The library's own (CheckpointError, ConfigError, TokenizerFileError) are ValueErrors;
 #: naming them here would import torch before ``--help`` could answer.
 USER_ERRORS = (OSError, ValueError, TypeError, RuntimeError)
-#: Exit status after Ctrl-C or SIGTERM: 128 + the signal, as a shell reports a killed job.
+#: Exit status after Ctrl-C or SIGTERM: 128 + the signal, as a shell reports a killed job;
+#: and after the reader of the output went away (``... | head``), as SIGPIPE would.
 EXIT_INTERRUPTED = {signal.SIGINT: 128 + signal.SIGINT, signal.SIGTERM: 128 + signal.SIGTERM}
+EXIT_PIPE_CLOSED = 128 + signal.SIGPIPE
 
 
 class Terminated(KeyboardInterrupt):
@@ -87,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         return args.run(args)  # each command module set its run_* function
+    except BrokenPipeError:
+        # The reader took what it wanted and left (`tokenize ... | head`): not an error, so
+        # nothing is said; the rest of the output goes nowhere, not into a second error at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
     except KeyboardInterrupt as e:
         signum = signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT
         hint = getattr(args, "interrupted_hint", None)

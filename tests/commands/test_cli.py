@@ -148,3 +148,13 @@ def test_pretrain_size_names_match_the_model_sizes():
     for name, (hidden, layers, _, _) in MODEL_SIZES.items():
         assert PRETRAIN_SIZES[name].startswith(f"{layers}x{hidden}"), name
     assert SIZED["size"][0] != "quick", "the default size is not the CI size"
+
+
+def test_a_reader_that_leaves_early_gets_no_error(tmp_path):
+    """`tokenize ... | head`: the pipe is closed before the command writes; it stops
+    quietly (no 'Broken pipe' line), with SIGPIPE's status."""
+    process = subprocess.Popen([sys.executable, "-m", "mini_hf_bert", "tokenize", "My favorite food is 饺子."],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    process.stdout.close()  # the reader is gone before the first line is written
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 128 + 13 and stderr == ""
