@@ -416,6 +416,9 @@ def finish(files: str, out: str, pack_dir: str) -> dict:
     model directory: weights, config, the pack's vocabulary, run.json. Refuses one whose
     run.json or weights are missing or unreadable."""
     model_dir, run_json = os.path.join(files, "model"), os.path.join(files, "run.json")
+    inside = os.path.commonpath([os.path.realpath(files), os.path.realpath(out)]) == os.path.realpath(files)
+    if inside:  # the model directory would replace the shards it is read from
+        raise ValueError(f"{out}: is or lies inside {files}, what finish reads; give another directory")
     for path in (model_dir, run_json):
         if not os.path.exists(path):
             raise FileNotFoundError(f"{path}: missing; a device run's $OUT holds model/ and run.json")

@@ -223,15 +223,15 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
     # a window far longer than the test: the first checkpoint (after 4 s of training) comes
     # long before the end, however loaded the machine, and the kill lands after it
     window = [*TRAIN[:TRAIN.index("--minutes")], "--minutes", "10", *TRAIN[TRAIN.index("--minutes") + 2:]]
-    process = subprocess.Popen([sys.executable, "tools/pretrain_gpu.py", "train", "--pack", str(pack_dir),
-                                "--out", str(out), *window], cwd=ROOT, env=ENV,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not (out / "run.json").exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)  # as a device run's time limit does
-    process.wait()
-    assert (out / "run.json").exists(), process.stderr.read().decode()[-2000:]
+    with open(tmp_path / "stderr", "w") as stderr:
+        process = subprocess.Popen([sys.executable, "tools/pretrain_gpu.py", "train", "--pack", str(pack_dir),
+                                    "--out", str(out), *window], cwd=ROOT, env=dict(ENV, PYTHONUNBUFFERED="1"),
+                                   stdout=subprocess.PIPE, stderr=stderr, text=True)
+        said = process.stdout.readline()  # the handshake: train prints this line once a checkpoint is written
+        process.send_signal(signal.SIGKILL)  # as a device run's time limit does
+        process.wait()
+        process.stdout.close()
+        assert said.startswith("step ") and (out / "run.json").exists(), said + (tmp_path / "stderr").read_text()[-2000:]
     record = json.loads((out / "run.json").read_text())
     assert not record["complete"] and record["evaluations"]
     assert pretrain_gpu.main(["finish", str(out), str(tmp_path / "final"), "--pack", str(pack_dir)]) == 0
@@ -246,7 +246,9 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
      "{tmp}/pack.safetensors.gz: no such pack file"),
     (["train", "--pack", "{tmp}/notpack", "--out", "{tmp}/o", "--device", "cpu"],
      "not a readable pack (gzipped safetensors) file"),
-    (["finish", "{tmp}", "{tmp}/f"], "{tmp}/model: missing; a device run's $OUT holds model/ and run.json"),
+    (["finish", "{tmp}", "{tmp}/../f"], "{tmp}/model: missing; a device run's $OUT holds model/ and run.json"),
+    (["finish", "{tmp}", "{tmp}/model"], "{tmp}/model: is or lies inside {tmp}, what finish reads"),
+    (["finish", "{tmp}", "{tmp}"], "{tmp}: is or lies inside {tmp}, what finish reads"),
 ])
 def test_mistakes_are_one_line(argv, message, tmp_path, capsys):
     (tmp_path / "one.txt").write_text("只有一篇。\n就是这样。\n", encoding="utf-8")
