@@ -85,6 +85,9 @@ MEASURING_SHARE = 0.25
 #: (none on biases and LayerNorm), warm-up over this share of the planned steps, then
 #: linear decay to 0 at the planned end; gradients clipped to norm 1.
 BETAS, EPS, WEIGHT_DECAY, WARMUP_SHARE, MAX_GRAD_NORM = (0.9, 0.98), 1e-6, 0.01, 0.06, 1.0
+#: Bounds on train's arguments: BERT's 512 positions, a batch far beyond one GPU's memory
+#: at that length, a day.
+MAX_SEQ_LENGTH, MAX_BATCH_SIZE, MAX_MINUTES = 512, 65536, 24 * 60
 #: Time kept back at the end of the window for the last evaluation and save: this share of
 #: the window, at most this many seconds.
 END_RESERVE_SHARE, END_RESERVE_SECONDS = 0.1, 45
@@ -482,6 +485,12 @@ def main(argv: list[str] | None = None) -> int:
                 print("error: too much for one device run", file=sys.stderr)
                 return 1
         elif args.step == "train":
+            for name, value, low, high in (("--seq-length", args.seq_length, 5, MAX_SEQ_LENGTH),
+                                           ("--batch-size", args.batch_size, 1, MAX_BATCH_SIZE),
+                                           ("--minutes", args.minutes, 0.01, MAX_MINUTES),
+                                           ("--save-every", args.save_every, 1, MAX_MINUTES * 60)):
+                if not low <= value <= high:
+                    raise ValueError(f"{name} {value}: expected {low} to {high}")
             if not args.out:
                 raise ValueError("--out: give a directory (or run where $OUT is set)")
             if args.bf16 is None:

@@ -247,6 +247,10 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
     (["train", "--pack", "{tmp}/notpack", "--out", "{tmp}/o", "--device", "cpu"],
      "not a readable pack (gzipped safetensors) file"),
     (["finish", "{tmp}", "{tmp}/../f"], "{tmp}/model: missing; a device run's $OUT holds model/ and run.json"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--batch-size", "1000000000"],
+     "--batch-size 1000000000: expected 1 to 65536"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--seq-length", "1000000000"],
+     "--seq-length 1000000000: expected 5 to 512"),
     (["finish", "{tmp}", "{tmp}/model"], "{tmp}/model: is or lies inside {tmp}, what finish reads"),
     (["finish", "{tmp}", "{tmp}"], "{tmp}: is or lies inside {tmp}, what finish reads"),
 ])
