@@ -138,6 +138,30 @@ def flops_per_position(config: BertConfig, seq_length: int) -> float:
     return 6 * (layers * per_layer + mlm + per_sequence / t) + 3 * attention
 
 
+def stack_layers(model: BertForPreTraining, layers: int) -> BertForPreTraining:
+    """A deeper model whose layer ``j`` starts as ``model``'s layer ``j mod L``: the trained
+    stack repeated on top of itself (Gong et al. 2019, "Efficient Training of BERT by
+    Progressively Stacking"), so depth is bought without starting from random weights.
+    Everything outside the layers (embeddings, pooler, heads) is copied as it is."""
+    trained = model.config.num_hidden_layers
+    if layers <= trained or layers % trained:
+        raise ValueError(f"--stack-layers {layers}: expected a multiple of the checkpoint's {trained} layers, "
+                         f"larger than it")
+    config = BertConfig.from_dict(model.config.to_dict(), num_hidden_layers=layers)
+    deeper = BertForPreTraining(config)
+    prefix = "bert.encoder.layer."
+    state = {}
+    for name in deeper.state_dict():
+        if name.startswith(prefix):
+            index, rest = name[len(prefix):].split(".", 1)
+            name_from = f"{prefix}{int(index) % trained}.{rest}"
+        else:
+            name_from = name
+        state[name] = model.state_dict()[name_from]
+    deeper.load_state_dict(state, strict=True)
+    return deeper
+
+
 def choose_size(rates: dict[str, float], parameters: dict[str, int], seconds: float,
                 max_parameters: int) -> str:
     """The largest size whose measured rate (positions a second) gives it at least
@@ -209,6 +233,8 @@ class Run:
         torch.manual_seed(args.seed)
         if init_checkpoint:
             self.model = BertForPreTraining.from_pretrained(init_checkpoint, attn_implementation="sdpa")
+            if args.stack_layers:
+                self.model = stack_layers(self.model, args.stack_layers)
         else:
             self.model = BertForPreTraining(config)
         self.model.to(device).train()
@@ -459,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--sizes", nargs="+", default=list(CANDIDATE_SIZES), metavar="LxH")
     t.add_argument("--max-model-bytes", type=int, default=MAX_MODEL_BYTES)
     t.add_argument("--init-checkpoint", metavar="DIR", help="continue from these weights (its size)")
+    t.add_argument("--stack-layers", type=int, metavar="N",
+                   help="with --init-checkpoint: start N layers deep, its layers repeated (a multiple of its depth)")
     t.add_argument("--batch-size", type=int, default=256)
     t.add_argument("--seq-length", type=int, default=128)
     t.add_argument("--learning-rate", type=float, default=5e-4)
@@ -491,6 +519,8 @@ def main(argv: list[str] | None = None) -> int:
                                            ("--save-every", args.save_every, 1, MAX_MINUTES * 60)):
                 if not low <= value <= high:
                     raise ValueError(f"{name} {value}: expected {low} to {high}")
+            if args.stack_layers is not None and not args.init_checkpoint:
+                raise ValueError("--stack-layers: needs --init-checkpoint (the layers to repeat)")
             if not args.out:
                 raise ValueError("--out: give a directory (or run where $OUT is set)")
             if args.bf16 is None:

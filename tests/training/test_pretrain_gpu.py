@@ -251,6 +251,8 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
      "--batch-size 1000000000: expected 1 to 65536"),
     (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--seq-length", "1000000000"],
      "--seq-length 1000000000: expected 5 to 512"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--stack-layers", "8"],
+     "--stack-layers: needs --init-checkpoint (the layers to repeat)"),
     (["finish", "{tmp}", "{tmp}/model"], "{tmp}/model: is or lies inside {tmp}, what finish reads"),
     (["finish", "{tmp}", "{tmp}"], "{tmp}: is or lies inside {tmp}, what finish reads"),
 ])
@@ -261,6 +263,30 @@ def test_mistakes_are_one_line(argv, message, tmp_path, capsys):
     assert pretrain_gpu.main([a.format(tmp=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message.format(tmp=tmp_path) in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_stacked_model_computes_the_checkpoints_layers_twice_over():
+    """Progressive stacking: 8 layers from 4, layer j starting as layer j mod 4, so the deeper
+    model's output is the original's embeddings put through its layers 0..3, 0..3."""
+    shallow = BertForPreTraining.from_pretrained(chinese_checkpoint_dir()).eval()
+    deep = pretrain_gpu.stack_layers(shallow, 8).eval()
+    assert deep.config.num_hidden_layers == 8 and shallow.config.num_hidden_layers == 4
+    ids = torch.tensor([[2, 100, 200, 300, 3]])
+    with torch.no_grad():
+        hidden = shallow.bert.embeddings(input_ids=ids)
+        for j in range(8):
+            hidden = shallow.bert.encoder.layer[j % 4](hidden)[0]
+        got = deep.bert(input_ids=ids).last_hidden_state
+    torch.testing.assert_close(got, hidden, rtol=0, atol=FP32_ATOL)
+    # the copies are the deeper model's own: training it leaves the checkpoint as it was
+    before = shallow.bert.encoder.layer[1].output.dense.weight.clone()
+    with torch.no_grad():
+        deep.bert.encoder.layer[5].output.dense.weight.add_(1.0)
+    assert torch.equal(shallow.bert.encoder.layer[1].output.dense.weight, before)
+    assert deep.cls.predictions.decoder.weight is deep.bert.embeddings.word_embeddings.weight
+    for layers in (4, 6):
+        with pytest.raises(ValueError, match=f"--stack-layers {layers}: expected a multiple of the checkpoint's 4"):
+            pretrain_gpu.stack_layers(shallow, layers)
 
 
 def test_damaged_and_foreign_packs_are_refused_by_name(corpus, tmp_path):
