@@ -83,3 +83,19 @@ def test_mistakes_are_one_line(argv, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message.format(tmp=tmp_path) in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "v.json").exists()
+
+
+def test_the_page_shows_each_target_both_figures_and_the_verdict():
+    with open(os.path.join(DATA, "chinese_bert.json"), encoding="utf-8") as f:
+        measured = json.load(f)
+    result = candidate_report.verdict(chinese_checkpoint_dir(), os.path.join(DATA, "chinese_bert.json"),
+                                      os.path.join(DATA, "learning_curves.json"))
+    english, chinese = candidate_report.render(result, "en"), candidate_report.render(result, "zh")
+    top1 = f"{measured['everyday']['top1']:+.3f}"
+    assert f"| everyday sentences: top-1 | >= 0.40 | {top1} | {top1} | no |" in english
+    assert f"| 日常句子：top-1 | >= 0.40 | {top1} | {top1} | 否 |" in chinese
+    assert "Not better on every target: the shipped model stays." in english
+    assert "并非每个目标都更好" in chinese
+    assert english.count("Measured on commit `") == chinese.count("测量来源：提交 `") == 3
+    better = {**result, "better_on_every_target": True}
+    assert "it may replace the shipped model" in candidate_report.render(better, "en")
