@@ -207,11 +207,22 @@ def pack(corpus: str, vocab: str, out: str, heldout_documents: int | None, progr
     return summary
 
 
-def tracked_bytes(root: str = ROOT) -> int:
-    """The bytes of the repository's tracked files: what a device run carries besides the pack."""
+def tracked_sizes(root: str = ROOT) -> dict[str, int]:
+    """The bytes of each of the repository's tracked files present in the working tree: what
+    a device run carries besides the pack (it copies the working tree, so a tracked folder
+    removed there, such as a committed training stage, stays behind)."""
     names = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout.split(b"\0")
-    return sum(os.path.getsize(os.path.join(root, n.decode())) for n in names
-               if n and os.path.isfile(os.path.join(root, n.decode())))
+    return {n.decode(): os.path.getsize(os.path.join(root, n.decode())) for n in names
+            if n and os.path.isfile(os.path.join(root, n.decode()))}
+
+
+def largest_folders(sizes: dict[str, int], count: int = 3) -> list[tuple[str, int]]:
+    """The ``count`` folders (two levels deep at most) whose tracked files weigh most."""
+    folders: dict[str, int] = {}
+    for name, size in sizes.items():
+        folder = "/".join(name.split("/")[:-1][:2]) or "."
+        folders[folder] = folders.get(folder, 0) + size
+    return sorted(folders.items(), key=lambda item: -item[1])[:count]
 
 
 # ----------------------------------------------------------------------------- train
@@ -505,12 +516,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.step == "pack":
             summary = pack(args.corpus, args.vocab, args.out, args.heldout_documents, not args.no_progress)
-            tree = tracked_bytes()
+            sizes = tracked_sizes()
+            tree = sum(sizes.values())
             print(f"wrote {summary['pack']}: {summary['bytes']:,} bytes, {summary['train_tokens']:,} training tokens; "
                   f"with the repository's tracked files ({tree:,} bytes) a device run carries "
                   f"{tree + summary['bytes']:,} of its {DEVICE_CARRY_BYTES:,}")
             if tree + summary["bytes"] > DEVICE_CARRY_BYTES:
-                print("error: too much for one device run", file=sys.stderr)
+                heaviest = ", ".join(f"{folder}/ ({size:,} bytes)" for folder, size in largest_folders(sizes))
+                print(f"error: too much for one device run; the heaviest tracked folders are {heaviest}. A device run "
+                      "copies the working tree: remove from it what the run does not read (stages/, say; "
+                      "'git checkout -- stages' brings it back) and pack again", file=sys.stderr)
                 return 1
         elif args.step == "train":
             for name, value, low, high in (("--seq-length", args.seq_length, 5, MAX_SEQ_LENGTH),

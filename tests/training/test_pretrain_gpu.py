@@ -184,6 +184,21 @@ TRAIN = ["--minutes", "0.3", "--save-every", "4", "--sizes", "1x32", "2x64", "--
          "--seq-length", "48", "--compile", "off", "--device", "cpu"]
 
 
+def test_a_pack_too_large_to_travel_names_the_heaviest_folders(tmp_path, monkeypatch, capsys):
+    sizes = {"stages/chinese_bert/phase1/model.safetensors": 500, "stages/chinese_bert/phase1/vocab.txt": 20,
+             "mini_hf_bert/checkpoints/chinese_bert/model.safetensors": 400, "docs/a.md": 30, "docs/b.md": 40,
+             "README.md": 5}
+    assert pretrain_gpu.largest_folders(sizes) == [("stages/chinese_bert", 520), ("mini_hf_bert/checkpoints", 400),
+                                                   ("docs", 70)]
+    assert pretrain_gpu.largest_folders({"README.md": 5}) == [(".", 5)]
+    monkeypatch.setattr(pretrain_gpu, "DEVICE_CARRY_BYTES", 1)
+    assert pretrain_gpu.main(["pack", "--corpus", CORPUS, "--vocab", VOCAB, "--out", str(tmp_path / "p"),
+                              "--heldout-documents", "3", "--no-progress"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: too much for one device run; the heaviest tracked folders are ")
+    assert len(err.splitlines()) == 1 and "'git checkout -- stages' brings it back" in err
+
+
 def test_a_run_on_the_cpu_brings_back_a_model_both_libraries_load(pack_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(pretrain_gpu, "SHARD_BYTES", 200_000)  # shards, as a GPU-sized model has them
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
