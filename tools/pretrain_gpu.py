@@ -335,7 +335,7 @@ def train(args: argparse.Namespace) -> dict:
     started = time.monotonic()
     deadline = started + args.minutes * 60
     reserve = min(END_RESERVE_SECONDS, END_RESERVE_SHARE * args.minutes * 60)
-    record: dict = {"provenance": provenance.collect(["python3", "tools/pretrain_gpu.py", *args.argv]),
+    record: dict = {"provenance": provenance.collect([os.path.abspath(__file__), *args.argv]),
                     "complete": False}
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     if device.type == "cuda":
