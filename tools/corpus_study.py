@@ -125,7 +125,7 @@ def recorded_runs(key: str) -> dict:
     if os.path.isfile(OUT):
         with open(OUT, encoding="utf-8") as f:
             recorded = json.load(f)
-        if recorded.get("text_key") == key and same_commit(recorded.get("provenance")):
+        if recorded.get("text_key") == key and same_commit(recorded.get("provenance"), writes=(OUT,)):
             return recorded
     return {"steps": STEPS, "options": PHASE, "runs": {}, "text_key": key, "provenance": collect(sys.argv)}
 

@@ -114,7 +114,7 @@ def masking_study(phase1: str) -> None:
     if os.path.isfile(MASKING_OUT):
         with open(MASKING_OUT, encoding="utf-8") as f:
             recorded = json.load(f)
-        if same_commit(recorded.get("provenance")):  # else measured by other code: start over
+        if same_commit(recorded.get("provenance"), writes=(MASKING_OUT,)):  # else other code: start over
             results = recorded
     held_out = {source: texts[:MASKING_SENTENCES] for source, texts in held_out_sentences().items()}
     work = tempfile.mkdtemp(prefix="masking-study-")
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     if os.path.isfile(OUT):
         with open(OUT, encoding="utf-8") as f:
             recorded = json.load(f)
-        if same_commit(recorded.get("provenance")):  # else measured by other code: start over
+        if same_commit(recorded.get("provenance"), writes=(OUT,)):  # else measured by other code: start over
             provenance, results = recorded["provenance"], recorded["runs"]
     work = tempfile.mkdtemp(prefix="plateau-study-")
     try:

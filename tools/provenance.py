@@ -96,17 +96,20 @@ def collect(command: str | list[str], root: str = ROOT) -> dict:
     return {"commit": commit, "uncommitted_changes": dirty, "date": date, "machine": machine(), "command": command}
 
 
-def same_commit(recorded: object, root: str = ROOT) -> bool:
+def same_commit(recorded: object, root: str = ROOT, writes: tuple[str, ...] = ()) -> bool:
     """Whether a study's recorded runs were measured at this checkout's commit with no
-    uncommitted changes on either side: only then may a later run of it add to them."""
+    uncommitted changes on either side: only then may a later run of it add to them.
+    ``writes`` are the files the study itself writes (its results): a change to them is
+    its own earlier run, not other code."""
     if not isinstance(recorded, dict) or problems(recorded) or recorded["uncommitted_changes"]:
         return False
+    own = {os.path.relpath(os.path.abspath(path), root) for path in writes}
     try:
         head = _git("rev-parse", "HEAD", root=root).strip()
-        dirty = bool(_git("status", "--porcelain", "--untracked-files=no", root=root).strip())
+        changed = _git("status", "--porcelain", "-z", "--untracked-files=no", root=root).split("\0")
     except (OSError, subprocess.CalledProcessError):
         return False
-    return head == recorded["commit"] and not dirty
+    return head == recorded["commit"] and all(entry[3:] in own for entry in changed if entry)
 
 
 def problems(provenance: object) -> list[str]:

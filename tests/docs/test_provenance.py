@@ -148,3 +148,32 @@ def test_contributing_lists_every_measured_page_as_docs_status_knows_it(language
     assert all(f"`{doc.refresh}`" in text for doc in docs_status.MEASURED_DOCS)
     with pytest.raises(ValueError, match="no measured-pages block"):
         docs_status.with_table("# no block here\n", language, name)
+
+
+def test_a_study_resumes_at_the_same_commit_even_after_writing_its_own_results(tmp_path):
+    """same_commit: a study's later run adds to the earlier runs only at the same commit with
+    nothing else changed; the results file it wrote itself does not count as a change (it
+    did, and corpus_study dropped each run but the last)."""
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (tmp_path / "results.json").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    recorded = provenance.collect(".venv/bin/python tools/study.py", root=str(tmp_path))
+    results = str(tmp_path / "results.json")
+    assert provenance.same_commit(recorded, root=str(tmp_path), writes=(results,))
+    (tmp_path / "results.json").write_text('{"runs": {"first": 1}}\n')  # its first run, written
+    assert provenance.same_commit(recorded, root=str(tmp_path), writes=(results,))
+    assert not provenance.same_commit(recorded, root=str(tmp_path))  # unnamed, it is a change like any
+    (tmp_path / "code.py").write_text("x = 2\n")  # other code changed: start over
+    assert not provenance.same_commit(recorded, root=str(tmp_path), writes=(results,))
+    git("checkout", "--", "code.py")
+    assert provenance.same_commit(recorded, root=str(tmp_path), writes=(results,))
+    git("commit", "-qam", "two")  # another commit
+    assert not provenance.same_commit(recorded, root=str(tmp_path), writes=(results,))
+    assert not provenance.same_commit({**recorded, "uncommitted_changes": True}, root=str(tmp_path))
