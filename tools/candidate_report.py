@@ -110,11 +110,21 @@ def compare(candidate: dict[str, float], shipped: dict[str, float]) -> dict:
 
 
 def _load(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: cannot read it as JSON ({e})") from None
+    from mini_hf_bert.file_utils import read_json
+
+    found = read_json(path, ValueError, "measurements file (JSON)")  # bounded; a pipe or device refused
+    if not isinstance(found, dict):
+        raise ValueError(f"{path}: not a measurements file (a JSON object)")
+    return found
+
+
+def _refuse_overwriting_inputs(out: str, inputs: list[str]) -> None:
+    """``out`` must not be (or, through a link, resolve to) a file this step reads: the
+    checkpoint's files or a part it joins."""
+    target = os.path.realpath(out)
+    for path in inputs:
+        if os.path.exists(path) and os.path.realpath(path) == target:
+            raise ValueError(f"{out}: is {path}, which this step reads; write the output elsewhere")
 
 
 def verdict(checkpoint: str, measured_path: str, sentiment_path: str) -> dict:
@@ -243,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if not os.path.isfile(os.path.join(args.checkpoint, "model.safetensors")):
             raise ValueError(f"{args.checkpoint}: no model.safetensors; give a model directory")
+        checkpoint_files = [os.path.join(args.checkpoint, name) for name in os.listdir(args.checkpoint)]
+        parts = [args.measured, args.sentiment] if args.step == "verdict" else []
+        _refuse_overwriting_inputs(args.out, checkpoint_files + parts)
         if args.step == "verdict":
             result = verdict(args.checkpoint, args.measured, args.sentiment)
             write_text(args.out, json.dumps(result, indent=1, ensure_ascii=False) + "\n")

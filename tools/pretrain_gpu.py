@@ -88,6 +88,8 @@ BETAS, EPS, WEIGHT_DECAY, WARMUP_SHARE, MAX_GRAD_NORM = (0.9, 0.98), 1e-6, 0.01,
 #: Bounds on train's arguments: BERT's 512 positions, a batch far beyond one GPU's memory
 #: at that length, a day.
 MAX_SEQ_LENGTH, MAX_BATCH_SIZE, MAX_MINUTES = 512, 65536, 24 * 60
+#: --stack-layers at most: BERT-large's depth.
+MAX_STACKED_LAYERS = 24
 #: Time kept back at the end of the window for the last evaluation and save: this share of
 #: the window, at most this many seconds.
 END_RESERVE_SHARE, END_RESERVE_SECONDS = 0.1, 45
@@ -534,6 +536,8 @@ def main(argv: list[str] | None = None) -> int:
                                            ("--save-every", args.save_every, 1, MAX_MINUTES * 60)):
                 if not low <= value <= high:
                     raise ValueError(f"{name} {value}: expected {low} to {high}")
+            if args.stack_layers is not None and not 1 <= args.stack_layers <= MAX_STACKED_LAYERS:
+                raise ValueError(f"--stack-layers {args.stack_layers}: expected 1 to {MAX_STACKED_LAYERS}")
             if args.stack_layers is not None and not args.init_checkpoint:
                 raise ValueError("--stack-layers: needs --init-checkpoint (the layers to repeat)")
             if not args.out:

@@ -75,14 +75,34 @@ def test_figures_of_another_model_are_refused(tmp_path):
 @pytest.mark.parametrize("argv,message", [
     (["measure", "{tmp}/none", "{tmp}/o.json"], "{tmp}/none: no model.safetensors; give a model directory"),
     (["verdict", "CHINESE", "{tmp}/missing.json", "{tmp}/missing.json", "--out", "{tmp}/v.json"],
-     "{tmp}/missing.json: cannot read it as JSON"),
+     "{tmp}/missing.json: no such measurements file (JSON)"),
+    (["verdict", "CHINESE", "{tmp}/pipe", "{tmp}/pipe", "--out", "{tmp}/v.json"], "{tmp}/pipe: cannot be read"),
+    (["verdict", "CHINESE", "{tmp}/list.json", "{tmp}/list.json", "--out", "{tmp}/v.json"],
+     "{tmp}/list.json: not a measurements file (a JSON object)"),
+    (["verdict", "CHINESE", "{tmp}/m.json", "{tmp}/s.json", "--out", "{tmp}/m.json"],
+     "{tmp}/m.json: is {tmp}/m.json, which this step reads"),
+    (["verdict", "CHINESE", "{tmp}/m.json", "{tmp}/s.json", "--out", "{tmp}/link.json"],
+     "{tmp}/link.json: is {tmp}/s.json, which this step reads"),
+    (["measure", "{tmp}/model", "{tmp}/model/model.safetensors"],
+     "{tmp}/model/model.safetensors: is {tmp}/model/model.safetensors, which this step reads"),
 ])
 def test_mistakes_are_one_line(argv, message, tmp_path, capsys):
+    os.mkfifo(tmp_path / "pipe")  # a named pipe must be refused, not read forever
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "m.json").write_text("{}")
+    (tmp_path / "s.json").write_text("{}")
+    os.symlink(tmp_path / "s.json", tmp_path / "link.json")
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "model.safetensors").write_bytes(b"weights")
+    before = {p.name: p.read_bytes() for p in [tmp_path / "m.json", tmp_path / "s.json",
+                                                tmp_path / "model" / "model.safetensors"]}
     argv = [a.format(tmp=tmp_path).replace("CHINESE", chinese_checkpoint_dir()) for a in argv]
     assert candidate_report.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message.format(tmp=tmp_path) in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "v.json").exists()
+    assert {p.name: p.read_bytes() for p in [tmp_path / "m.json", tmp_path / "s.json",
+                                             tmp_path / "model" / "model.safetensors"]} == before
 
 
 def test_the_page_shows_each_target_both_figures_and_the_verdict():

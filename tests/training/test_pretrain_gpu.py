@@ -273,6 +273,8 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
      "--batch-size 1000000000: expected 1 to 65536"),
     (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--seq-length", "1000000000"],
      "--seq-length 1000000000: expected 5 to 512"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--stack-layers", "1000000000", "--init-checkpoint", "{tmp}"],
+     "--stack-layers 1000000000: expected 1 to 24"),
     (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--stack-layers", "8"],
      "--stack-layers: needs --init-checkpoint (the layers to repeat)"),
     (["finish", "{tmp}", "{tmp}/model"], "{tmp}/model: is or lies inside {tmp}, what finish reads"),
