@@ -1,11 +1,15 @@
 """What a reader of the package meets, counted: the figures of a "does it still read as
-BERT" review (lines per class and per forward, the encoder core, the tokenizer's
-modules, the names imported before the first class, repeated code, the deepest import
-chain, and how long ``python -m mini_hf_bert --help`` takes).
+BERT" review (lines per class and per forward, the encoder core, the model file's
+plumbing share, the tokenizer a learner opens, the config class, where the first class
+starts and the names imported before it, the package's lines by group, repeated code,
+the deepest import chain, and how long ``python -m mini_hf_bert --help`` takes).
 
-    .venv/bin/python tools/reading_metrics.py                 # this checkout
-    .venv/bin/python tools/reading_metrics.py --repo /tmp/old # another checkout, to compare
-    .venv/bin/python tools/reading_metrics.py --json          # machine-readable
+    .venv/bin/python tools/reading_metrics.py                   # this checkout
+    .venv/bin/python tools/reading_metrics.py --before /tmp/old # another checkout beside it
+    .venv/bin/python tools/reading_metrics.py --json            # machine-readable
+
+``--before`` takes a checkout of an earlier commit (``git worktree add /tmp/old REV``)
+and prints its figures beside this checkout's, for a change's before and after.
 
 Two counts of each class and ``forward``: its lines, from the ``class``/``def`` line to
 its last, docstring and comments included (what a reader scrolls through), and its code
@@ -22,6 +26,7 @@ import ast
 import io
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -31,7 +36,9 @@ import tokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL_FILE = "mini_hf_bert/modeling_bert.py"
-TOKENIZER_FILES = ("mini_hf_bert/tokenization_bert.py", "mini_hf_bert/tokenization_utils_base.py")
+TOKENIZER_FILE = "mini_hf_bert/tokenization_bert.py"
+#: The tokenizer a learner opens, the fast version beside it (where there is one), and the base.
+TOKENIZER_FILES = (TOKENIZER_FILE, "mini_hf_bert/tokenization_bert_fast.py", "mini_hf_bert/tokenization_utils_base.py")
 HELP_RUNS = 5
 #: The most code lines each part of the lesson may grow to (tests/layout/test_reading_path.py
 #: holds the model file to them; this tool's report prints each beside today's size). Each
@@ -40,6 +47,35 @@ HELP_RUNS = 5
 #: counted. transformers 3.4.0's BertSelfAttention, the review's yardstick, is 76 lines.
 TARGET_CODE_LINES = {"BertSelfAttention": 48, "BertSelfAttention.forward": 26, "BertModel.forward": 60,
                      "encoder core": 230}
+
+
+#: What "plumbing" is, one pattern per kind, applied to every model file alike (ours and
+#: transformers'): a code line that names any of them is a plumbing line. The kinds are the
+#: review's: head_mask, caches, cross-attention, return_dict and output_* handling,
+#: dispatch to other implementations, catch-all kwargs and decorators.
+PLUMBING = {
+    "head_mask": r"head_mask",
+    "caches": r"past_key_value|past_length|use_cache|cache_position|next_cache|\bpresent\b|\w*Cache\b|legacy_cache"
+              r"|is_decoder",
+    "cross-attention": r"encoder_hidden_states|encoder_attention_mask|cross_?attention|crossattention",
+    "outputs": r"return_dict|output_attentions|output_hidden_states|all_hidden_states|all_(self_)?attentions"
+               r"|(hidden_states|attentions)=outputs\.",
+    "dispatch": r"ALL_[A-Z_]+|attn_implementation|model_forward",
+    "kwargs and decorators": r"\*\*\w*kwargs|^\s*@|Unpack\[|TransformersKwargs",
+}
+PLUMBING_PATTERN = re.compile("|".join(f"(?:{p})" for p in PLUMBING.values()))
+#: The issue's bound: transformers 5.23's share, as its review counted it (the same rules;
+#: this tool also counts the installed transformers' file, printed beside ours).
+PLUMBING_SHARE_TARGET = 0.176
+CONFIG_FILE = "mini_hf_bert/configuration_bert.py"
+#: The files a learner reads as the lesson (transformers' models/bert/ three); the
+#: performance group is the faster paths and the benchmarks; the library is the rest.
+LESSON_FILES = (MODEL_FILE, CONFIG_FILE, "mini_hf_bert/tokenization_bert.py")
+PERFORMANCE_FILES = ("mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/cpu_capability.py",
+                     "mini_hf_bert/integrations/sdpa_attention.py",
+                     "mini_hf_bert/parity/benchmark.py", "mini_hf_bert/parity/benchmark_gpu.py",
+                     "mini_hf_bert/parity/engines.py", "mini_hf_bert/parity/ctranslate2_worker.py",
+                     "mini_hf_bert/training/speed.py", "mini_hf_bert/commands/benchmark.py")
 
 
 def _parse(path: str) -> ast.Module:
@@ -121,6 +157,64 @@ def names_before_first_class(path: str) -> int:
     return count
 
 
+def first_class_line(path: str) -> int:
+    """The line where the module's first class starts (its decorators included)."""
+    node = next(n for n in _parse(path).body if isinstance(n, ast.ClassDef))
+    return min([node.lineno] + [d.lineno for d in node.decorator_list])
+
+
+def plumbing(path: str) -> dict:
+    """{"code": code lines, "plumbing": code lines matching PLUMBING_PATTERN, "share",
+    "kinds": {kind: lines matching that kind}} for a model file."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    code = code_line_numbers(source)
+    lines = source.splitlines()
+    hits = [n for n in sorted(code) if PLUMBING_PATTERN.search(lines[n - 1])]
+    kinds = {kind: sum(1 for n in hits if re.search(p, lines[n - 1])) for kind, p in PLUMBING.items()}
+    return {"code": len(code), "plumbing": len(hits), "share": round(len(hits) / len(code), 4), "kinds": kinds}
+
+
+def transformers_model_file() -> str | None:
+    """The installed transformers' models/bert/modeling_bert.py, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(spec.submodule_search_locations[0], "models", "bert", "modeling_bert.py")
+    return path if os.path.isfile(path) else None
+
+
+def config_class(path: str) -> dict[str, int]:
+    """{"lines", "code"} of ``class BertConfig``, and the file's lines."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "BertConfig")
+    return {"lines": _span(node), "code": _code_lines(node, code_line_numbers(source)),
+            "file": len(source.splitlines())}
+
+
+def package_groups(repo: str) -> dict[str, dict[str, int]]:
+    """{group: {"files", "lines", "code"}} over mini_hf_bert/'s .py files: the lesson, the
+    performance group, and the library (the rest)."""
+    groups = {g: {"files": 0, "lines": 0, "code": 0} for g in ("lesson", "library", "performance")}
+    package = os.path.join(repo, "mini_hf_bert")
+    for folder, _, names in os.walk(package):
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, repo).replace(os.sep, "/")
+            group = "lesson" if rel in LESSON_FILES else "performance" if rel in PERFORMANCE_FILES else "library"
+            with open(path, encoding="utf-8") as f:
+                source = f.read()
+            groups[group]["files"] += 1
+            groups[group]["lines"] += len(source.splitlines())
+            groups[group]["code"] += len(code_line_numbers(source))
+    return groups
+
+
 def file_lines(path: str) -> int | None:
     if not os.path.exists(path):
         return None
@@ -162,29 +256,59 @@ def measure(repo: str) -> dict:
         "classes": class_lines(model),
         "model_file": file_lines(model),
         "encoder_core": encoder_core_lines(model),
+        "first_class_line": first_class_line(model),
         "names_before_first_class": names_before_first_class(model),
+        "plumbing": plumbing(model),
+        "config": config_class(os.path.join(repo, CONFIG_FILE)),
         "tokenizer_files": {name: file_lines(os.path.join(repo, name)) for name in TOKENIZER_FILES},
+        "package": package_groups(repo),
         "duplicate_pairs": duplicate_pairs(os.path.join(repo, "mini_hf_bert")),
         "deepest_chain": deepest_chain(repo),
         "help_seconds": round(help_seconds(repo), 3),
     }
 
 
-def render(m: dict) -> str:
+def summary_rows(m: dict) -> list[tuple[str, str]]:
+    """(measure, value) for the summary table, in the review's order."""
+    share = m["plumbing"]
+    chain = m["deepest_chain"]
+    rows = [(MODEL_FILE, f"{m['model_file']} lines, {share['code']} code"),
+            ("plumbing share of the model's code",
+             f"{share['share']:.1%} ({share['plumbing']} lines; at most {PLUMBING_SHARE_TARGET:.1%})"),
+            ("encoder core (BertEmbeddings .. BertPooler)",
+             f"{m['encoder_core'][0]} lines, {m['encoder_core'][1]} not blank, {m['encoder_core'][2]} code"),
+            ("first class at line", str(m["first_class_line"])),
+            ("names imported before the first class", str(m["names_before_first_class"])),
+            ("BertConfig class", f"{m['config']['lines']} lines, {m['config']['code']} code "
+                                 f"({m['config']['file']} in its file)")]
+    rows += [(name, f"{n} lines" if n is not None else "-") for name, n in m["tokenizer_files"].items()]
+    rows += [(f"package: {group}", f"{g['lines']} lines, {g['code']} code in {g['files']} files")
+             for group, g in m["package"].items()]
+    rows += [("duplicates pairs in mini_hf_bert/", str(m["duplicate_pairs"])),
+             ("deepest import chain", f"{len(chain)} modules: "
+                                      f"{' -> '.join(c.removeprefix('mini_hf_bert.') for c in chain)}"),
+             ("python -m mini_hf_bert --help", f"{m['help_seconds']} s (median of {HELP_RUNS})")]
+    if m.get("transformers_plumbing"):
+        t = m["transformers_plumbing"]
+        rows.append(("transformers' modeling_bert.py, same rules",
+                     f"{t['share']:.1%} plumbing ({t['plumbing']} of {t['code']} code lines)"))
+    return rows
+
+
+def render(m: dict, before: dict | None = None) -> str:
     lines = ["| class | lines (code) | forward (code) |", "| --- | --- | --- |"]
     for name, v in m["classes"].items():
         forward = f"{v['forward']} ({v['forward_code']})" if v["forward"] else "-"
         lines.append(f"| {name} | {v['class']} ({v['class_code']}) | {forward} |")
-    lines += ["", "| measure | value |", "| --- | --- |",
-              f"| {MODEL_FILE} | {m['model_file']} lines |",
-              f"| encoder core (BertEmbeddings .. BertPooler) | {m['encoder_core'][0]} lines, "
-              f"{m['encoder_core'][1]} not blank, {m['encoder_core'][2]} code |",
-              f"| names imported before the first class | {m['names_before_first_class']} |"]
-    lines += [f"| {name} | {n if n is not None else '-'} lines |" for name, n in m["tokenizer_files"].items()]
-    chain = m["deepest_chain"]
-    lines += [f"| duplicates pairs in mini_hf_bert/ | {m['duplicate_pairs']} |",
-              f"| deepest import chain | {len(chain)} modules: {' -> '.join(c.removeprefix('mini_hf_bert.') for c in chain)} |",
-              f"| python -m mini_hf_bert --help | {m['help_seconds']} s (median of {HELP_RUNS}) |"]
+    now = summary_rows(m)
+    if before is None:
+        lines += ["", "| measure | value |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in now]
+    else:
+        then = dict(summary_rows(before))
+        lines += ["", "| measure | before | now |", "| --- | --- | --- |"]
+        lines += [f"| {k} | {then.get(k, '-')} | {v} |" for k, v in now]
+    lines += ["", "| plumbing kind (code lines) | now |", "| --- | --- |"]
+    lines += [f"| {kind} | {n} |" for kind, n in m["plumbing"]["kinds"].items()]
     lines += ["", "| target (code lines) | now | at most |", "| --- | --- | --- |"]
     lines += [f"| {name} | {target_size(m, name)} | {limit} |" for name, limit in TARGET_CODE_LINES.items()]
     return "\n".join(lines)
@@ -193,10 +317,21 @@ def render(m: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", default=ROOT, help="the checkout to measure (default: this one)")
+    parser.add_argument("--before", metavar="REPO",
+                        help="an earlier checkout, measured too and printed beside this one")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     args = parser.parse_args(argv)
+    for repo in filter(None, (args.repo, args.before)):
+        if not os.path.isfile(os.path.join(repo, MODEL_FILE)):
+            parser.error(f"{repo} is not a mini_hf_bert checkout (no {MODEL_FILE})")
     m = measure(os.path.abspath(args.repo))
-    sys.stdout.write((json.dumps(m, indent=1) if args.json else render(m)) + "\n")
+    anchor = transformers_model_file()
+    m["transformers_plumbing"] = plumbing(anchor) if anchor else None
+    before = measure(os.path.abspath(args.before)) if args.before else None
+    if args.json:
+        sys.stdout.write(json.dumps({"now": m, "before": before} if before else m, indent=1) + "\n")
+    else:
+        sys.stdout.write(render(m, before) + "\n")
     return 0
 
 

@@ -1,0 +1,88 @@
+"""tools/reading_metrics.py counts what its report says: plumbing by one set of rules for
+every file, the config class, the package's groups; each checked on sources written here
+with counts worked by hand."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tools import reading_metrics
+
+
+def _write(tmp_path, name: str, source: str) -> str:
+    path = os.path.join(tmp_path, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    return path
+
+
+def test_plumbing_counts_code_lines_of_each_kind(tmp_path):
+    source = (
+        '"""A model. head_mask in a docstring is explanation, not plumbing."""\n'
+        "import torch\n"
+        "\n"
+        "class M:\n"
+        "    # past_key_values in a comment is not counted either\n"
+        "    def forward(self, x, head_mask=None, past_key_values=None):\n"  # head_mask and caches: one line
+        "        y = x + 1\n"
+        "        if output_attentions:\n"  # outputs
+        "            y = y * 2\n"
+        "        return y\n"
+    )
+    counted = reading_metrics.plumbing(_write(tmp_path, "m.py", source))
+    # code lines: import, class, def, y =, if, y = y * 2, return: 7; plumbing: def and if
+    assert counted["code"] == 7 and counted["plumbing"] == 2
+    assert counted["share"] == round(2 / 7, 4)
+    assert counted["kinds"]["head_mask"] == 1 and counted["kinds"]["caches"] == 1
+    assert counted["kinds"]["outputs"] == 1 and counted["kinds"]["cross-attention"] == 0
+
+
+@pytest.mark.parametrize("source, kind", [
+    ("@auto_docstring\ndef f():\n    return 1\n", "kwargs and decorators"),
+    ("def f(x, **kwargs):\n    return x\n", "kwargs and decorators"),
+    ("def f(name):\n    return ALL_ATTENTION_FUNCTIONS[name]\n", "dispatch"),
+    ("def f(config):\n    return config._attn_implementation == 'sdpa'\n", "dispatch"),
+    ("def f(self):\n    return self.key(encoder_hidden_states)\n", "cross-attention"),
+    ("def f(a, b):\n    return EncoderDecoderCache(a, b)\n", "caches"),
+    ("def f(out):\n    return out if return_dict else out.to_tuple()\n", "outputs"),
+    ("def f(outputs):\n    return dict(\n        hidden_states=outputs.hidden_states,\n    )\n", "outputs"),
+])
+def test_each_kind_is_recognised(tmp_path, source, kind):
+    counted = reading_metrics.plumbing(_write(tmp_path, "m.py", source))
+    assert counted["plumbing"] == 1 and counted["kinds"][kind] == 1, counted
+
+
+def test_plain_code_is_not_plumbing(tmp_path):
+    source = "def f(hidden_states, attention_mask):\n    return hidden_states * attention_mask  # (B, T, H)\n"
+    assert reading_metrics.plumbing(_write(tmp_path, "m.py", source))["plumbing"] == 0
+
+
+def test_config_class_and_first_class(tmp_path):
+    path = _write(tmp_path, "c.py", '"""Config."""\nimport os\n\n\n@dataclass\nclass BertConfig:\n'
+                                    '    """Fields."""\n\n    hidden_size: int = 768  # H\n\n'
+                                    '    vocab_size: int = 30522\n')
+    assert reading_metrics.config_class(path) == {"lines": 7, "code": 4, "file": 11}
+    assert reading_metrics.first_class_line(path) == 5  # its decorator's line
+
+
+def test_package_groups(tmp_path):
+    _write(tmp_path, reading_metrics.MODEL_FILE, "x = 1\n\ny = 2\n")
+    _write(tmp_path, "mini_hf_bert/modeling_bert_fast.py", "# a comment\nz = 3\n")
+    _write(tmp_path, "mini_hf_bert/sub/other.py", "a = 1\n")
+    _write(tmp_path, "mini_hf_bert/README.txt", "not python\n")
+    groups = reading_metrics.package_groups(str(tmp_path))
+    assert groups == {"lesson": {"files": 1, "lines": 3, "code": 2},
+                      "library": {"files": 1, "lines": 1, "code": 1},
+                      "performance": {"files": 1, "lines": 2, "code": 1}}
+
+
+def test_every_named_file_exists():
+    """The groups name real files, so that a rename does not quietly move lines to the library."""
+    from ..paths import ROOT
+
+    missing = [f for f in reading_metrics.LESSON_FILES + reading_metrics.PERFORMANCE_FILES
+               if not os.path.isfile(os.path.join(ROOT, f))]
+    assert missing == [], missing
