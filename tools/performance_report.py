@@ -1,4 +1,4 @@
-"""Run the inference benchmark (mini_hf_bert/parity/benchmark.py) and write docs/performance.md.
+"""Run the inference benchmark (benchmarks/mini_hf_bert_benchmarks/inference.py) and write docs/performance.md.
 
     .venv/bin/python tools/performance_report.py             # ~25 minutes on 2 cores
     .venv/bin/python tools/performance_report.py --runs 10
@@ -39,13 +39,15 @@ from mini_hf_bert.file_utils import write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "performance.md")
 #: What the measurements depend on (the rendering in this script does not: --render-only);
 #: tools/docs_status.py lists the page when one of them changed since its recorded commit.
-MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark.py", "mini_hf_bert/parity/engines.py",
-                    "mini_hf_bert/parity/ctranslate2_worker.py", "mini_hf_bert/modeling_bert_fast.py",
+MEASURED_SOURCES = ("benchmarks/mini_hf_bert_benchmarks/inference.py", "mini_hf_bert/parity/speed.py",
+                    "benchmarks/mini_hf_bert_benchmarks/engines.py",
+                    "benchmarks/mini_hf_bert_benchmarks/ctranslate2_worker.py", "mini_hf_bert/modeling_bert_fast.py",
                     "mini_hf_bert/modeling_bert.py", "mini_hf_bert/integrations/sdpa_attention.py",
                     "mini_hf_bert/cpu_capability.py")
 
 #: What the GPU section's measurements depend on.
-GPU_MEASURED_SOURCES = ("mini_hf_bert/parity/benchmark_gpu.py", "mini_hf_bert/parity/benchmark.py",
+GPU_MEASURED_SOURCES = ("benchmarks/mini_hf_bert_benchmarks/gpu.py", "benchmarks/mini_hf_bert_benchmarks/inference.py",
+                        "mini_hf_bert/parity/speed.py",
                         "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py",
                         "mini_hf_bert/integrations/sdpa_attention.py")
 #: The GPU cases the target names (issue: "W1, W3, fp16/bf16"): the fast path at least level
@@ -185,7 +187,7 @@ def emulated_targets_table(measured: dict) -> str:
 def gpu_targets_table(gpu: dict) -> str:
     """The fast path against transformers sdpa on the GPU: each case of the run, the ones
     the target names marked."""
-    from mini_hf_bert.parity import benchmark_gpu
+    from mini_hf_bert_benchmarks import gpu as benchmark_gpu
 
     report = benchmark_gpu.report_from_json(gpu)
     ms = {(t.contender, t.workload, t.dtype): t.ms for t in report.timings}
@@ -208,7 +210,7 @@ def read_gpu_part(path: str) -> dict:
     bounded size (file_utils.read_json), JSON with the part's keys, whose report loads.
     Raises ValueError naming the file and the problem."""
     from mini_hf_bert.file_utils import read_json
-    from mini_hf_bert.parity import benchmark_gpu
+    from mini_hf_bert_benchmarks import gpu as benchmark_gpu
 
     part = read_json(path, ValueError, "GPU benchmark part (--gpu-part's JSON)")
     if not isinstance(part, dict) or not GPU_PART_KEYS <= part.keys():
@@ -233,7 +235,7 @@ def refuse_a_doc_as_output(path: str) -> None:
 
 def measure_gpu(runs: int | None) -> dict:
     """The GPU run as performance.json keeps it under "gpu" (on the first CUDA device)."""
-    from mini_hf_bert.parity import benchmark_gpu
+    from mini_hf_bert_benchmarks import gpu as benchmark_gpu
 
     start = time.perf_counter()
     report = benchmark_gpu.run_gpu_benchmark(
@@ -244,7 +246,7 @@ def measure_gpu(runs: int | None) -> dict:
 
 
 def _report(measured: dict):
-    from mini_hf_bert.parity import benchmark
+    from mini_hf_bert_benchmarks import inference as benchmark
 
     return benchmark.Report(
         machine=measured["machine"],
@@ -259,9 +261,9 @@ def _report(measured: dict):
 
 def render(measured: dict) -> str:
     """docs/performance.md from the template (the prose) and one run's measurements."""
-    from mini_hf_bert.parity import benchmark
+    from mini_hf_bert_benchmarks import inference as benchmark
 
-    from mini_hf_bert.parity import benchmark_gpu
+    from mini_hf_bert_benchmarks import gpu as benchmark_gpu
 
     emulated, gpu = measured.get("emulated"), measured.get("gpu")
     with open(TEMPLATE, encoding="utf-8") as f:
@@ -292,7 +294,7 @@ def measure(runs: int, emulated: bool) -> dict:
     """One benchmark run as performance.json keeps it: the full run, or the AVX2 run
     (``EMULATED_WORKLOADS`` against ``EMULATED_PEERS``, in this process, whose kernels the
     caller held to AVX2)."""
-    from mini_hf_bert.parity import benchmark
+    from mini_hf_bert_benchmarks import inference as benchmark
 
     start = time.perf_counter()
     options = dict(workloads=EMULATED_WORKLOADS, peers=EMULATED_PEERS, first_output=False, accuracy=False) \
@@ -339,7 +341,7 @@ def main() -> int:
     parser.add_argument("--gpu-from", metavar="JSON",
                         help="keep a --gpu-part run in docs/performance.json as its GPU section, and render")
     args = parser.parse_args()
-    from mini_hf_bert.parity import benchmark
+    from mini_hf_bert_benchmarks import inference as benchmark
 
     try:
         for part in (args.gpu_part, args.emulated_part):

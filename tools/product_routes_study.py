@@ -45,7 +45,8 @@ sys.path.insert(0, ROOT)
 
 from mini_hf_bert import cpu_capability, modeling_bert_fast  # noqa: E402
 from mini_hf_bert import BertConfig, BertModel  # noqa: E402
-from mini_hf_bert.parity.benchmark import BERT_BASE, SETTLE_S, WORKLOADS, _median_ms, make_inputs  # noqa: E402
+from mini_hf_bert.parity import speed  # noqa: E402
+from mini_hf_bert.parity.speed import BERT_BASE, SETTLE_S, WORKLOADS, make_inputs  # noqa: E402
 
 #: bert-base's Linear products, (in, out), and its layer count.
 PRODUCTS = ((768, 2304), (768, 768), (768, 3072), (3072, 768))
@@ -179,7 +180,7 @@ def alone_and_after_a_product(op, products: list, runs: int = RUNS) -> tuple[flo
     timed right after each of ``products`` in turn (each product's weights, read from
     memory, have pushed the op's rows out): (alone, after a product)."""
     op()
-    alone = _median_ms(op, runs * len(products)) * 1000
+    alone = speed.median_ms(op, runs * len(products)) * 1000
     after = []
     for _ in range(runs):
         for product in products:
@@ -211,7 +212,7 @@ def median_ms(call) -> float:
     Not before every call: a pool woken from sleep each time slows calls of a millisecond."""
     time.sleep(SETTLE_S)
     call()
-    return _median_ms(call, RUNS)
+    return speed.median_ms(call, RUNS)
 
 
 def main() -> int:

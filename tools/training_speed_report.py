@@ -4,7 +4,7 @@
     .venv/bin/python tools/training_speed_report.py                 # ~10 minutes on 2 cores
     .venv/bin/python tools/training_speed_report.py --render-only   # the page from the JSON
 
-What is timed, and how: mini_hf_bert/training/speed.py (``python -m mini_hf_bert
+What is timed, and how: benchmarks/mini_hf_bert_benchmarks/training_speed.py (``python -m mini_hf_bert
 benchmark-training`` runs the same). A test fails when the measured code changed since.
 """
 
@@ -25,7 +25,7 @@ from tools.templates import measured_or_recorded  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "training_speed.md")
 DATA = os.path.join(ROOT, "docs", "training_speed.json")
 #: What the measurements depend on (tools/docs_status.py watches them).
-MEASURED_SOURCES = ("tools/training_speed_report.py", "mini_hf_bert/training/speed.py",
+MEASURED_SOURCES = ("tools/training_speed_report.py", "benchmarks/mini_hf_bert_benchmarks/training_speed.py",
                     "mini_hf_bert/modeling_bert_fast.py", "mini_hf_bert/modeling_bert.py",
                     "mini_hf_bert/integrations/sdpa_attention.py", "mini_hf_bert/training/pretraining.py",
                     "mini_hf_bert/training/pretraining_data.py", "mini_hf_bert/training/optimization.py")
@@ -38,7 +38,7 @@ TARGET_VS_TRANSFORMERS = 2.0
 
 
 def measure() -> dict:
-    from mini_hf_bert.training import speed
+    from mini_hf_bert_benchmarks import training_speed as speed
 
     provenance = collect(sys.argv)  # before the run: the code as it was when it started
     report = speed.run_training_benchmark(progress=lambda line: print(f"timing {line} ...", file=sys.stderr, flush=True))
@@ -51,7 +51,7 @@ def _best(report, phase: str, dtype: str, prefix: str):
 
 
 def render(measured: dict) -> str:
-    from mini_hf_bert.training import speed
+    from mini_hf_bert_benchmarks import training_speed as speed
 
     values = measured["report"]
     report = speed.TrainingReport(values["machine"], [speed.TrainingTiming(**t) for t in values["timings"]],
@@ -75,7 +75,7 @@ def render(measured: dict) -> str:
         "Written by `tools/training_speed_report.py` from one run of `python -m mini_hf_bert benchmark-training`",
         f"({measured['runs']} timed steps per contender, in rounds; batches from {measured['documents']:,} training",
         "documents of the corpus the shipped Chinese BERT was trained on). What each contender is: the docstring of",
-        "`mini_hf_bert/training/speed.py`.",
+        "`benchmarks/mini_hf_bert_benchmarks/training_speed.py`.",
         "",
         render_provenance(measured["provenance"]),
         "",

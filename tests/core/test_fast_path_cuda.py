@@ -148,7 +148,7 @@ def test_varlen_attention_trains_on_cuda():
 
 
 def test_gpu_benchmark_refuses_a_device_it_cannot_use():
-    from mini_hf_bert.parity import benchmark_gpu
+    from mini_hf_bert_benchmarks import gpu as benchmark_gpu
 
     with pytest.raises(ValueError, match="--device tpu: the GPU benchmark runs on cuda"):
         benchmark_gpu.run_gpu_benchmark(device="tpu")
@@ -161,7 +161,7 @@ def test_gpu_benchmark_refuses_a_device_it_cannot_use():
 
 @needs_cuda
 def test_gpu_benchmark_runs_every_contender():
-    from mini_hf_bert.parity import benchmark_gpu
+    from mini_hf_bert_benchmarks import gpu as benchmark_gpu
 
     config = BertConfig(**SMALL)
     report = benchmark_gpu.run_gpu_benchmark(workloads=("W1", "W2"), dtypes=("fp16", "fp32"), runs=2,

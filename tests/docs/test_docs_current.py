@@ -214,7 +214,7 @@ AVX2_SECTION = "## Measured on an AVX2 CPU: "
 def test_performance_doc_has_every_case_and_fast_agrees_with_transformers(section):
     """One table per case for each CPU kind measured (all workloads on this CPU; W1 and W2
     on AVX2), each saying the kind beside it, and the fast path within the fp32 bound."""
-    from mini_hf_bert.parity.benchmark import DTYPES, WORKLOADS
+    from mini_hf_bert_benchmarks.inference import DTYPES, WORKLOADS
     from mini_hf_bert.parity.compare import FAST_FP32_ATOL
 
     native, _, emulated = _read("docs/performance.md").partition(AVX2_SECTION)
@@ -244,8 +244,8 @@ GPU_SECTION = "## Measured on a GPU: "
 def test_performance_doc_gpu_section_has_every_case():
     """The GPU section (measured where a GPU was lent; CI has none): a table per workload
     and GPU dtype, the fast path within the fp32 bound in fp32, and the target's cases."""
-    from mini_hf_bert.parity.benchmark import WORKLOADS
-    from mini_hf_bert.parity.benchmark_gpu import GPU_DTYPES
+    from mini_hf_bert_benchmarks.inference import WORKLOADS
+    from mini_hf_bert_benchmarks.gpu import GPU_DTYPES
     from mini_hf_bert.parity.compare import FAST_FP32_ATOL
 
     tool = _tool("performance_report")

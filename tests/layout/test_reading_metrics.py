@@ -80,9 +80,12 @@ def test_package_groups(tmp_path):
 
 
 def test_every_named_file_exists():
-    """The groups name real files, so that a rename does not quietly move lines to the library."""
+    """The groups name real files, so that a rename does not quietly move lines to the
+    library; the former ones are gone from the package (they are for older checkouts)."""
     from ..paths import ROOT
 
     missing = [f for f in reading_metrics.LESSON_FILES + reading_metrics.PERFORMANCE_FILES
                if not os.path.isfile(os.path.join(ROOT, f))]
     assert missing == [], missing
+    still_here = [f for f in reading_metrics.FORMER_PERFORMANCE_FILES if os.path.exists(os.path.join(ROOT, f))]
+    assert still_here == [], still_here

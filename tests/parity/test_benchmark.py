@@ -9,7 +9,7 @@ import os
 import pytest
 
 from mini_hf_bert import BertConfig, modeling_bert_fast
-from mini_hf_bert.parity import benchmark
+from mini_hf_bert_benchmarks import inference as benchmark
 from mini_hf_bert.commands.cli import main
 from mini_hf_bert.parity.compare import (
     BF16_MIN_COSINE,

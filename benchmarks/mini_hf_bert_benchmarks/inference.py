@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -49,24 +48,21 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .. import cpu_capability, modeling_bert_fast
+from mini_hf_bert import cpu_capability, modeling_bert_fast
 from . import engines
-from ..configuration_bert import BertConfig
-from ..modeling_bert import BertModel
-from .compare import rms_diff
+from mini_hf_bert.configuration_bert import BertConfig
+from mini_hf_bert.modeling_bert import BertModel
+from mini_hf_bert.parity.compare import rms_diff
+from mini_hf_bert.parity.speed import (  # noqa: F401  (the workloads and timing rules are the package's benchmark's)
+    BERT_BASE, SETTLE_S, WORKLOADS, Workload, machine_description, make_inputs, median_ms, time_alternating)
 
 logger = logging.getLogger(__name__)
 
-#: bert-base-uncased's shape.
-BERT_BASE = dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                 intermediate_size=3072, max_position_embeddings=512)
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 #: Timed calls per contender (the median is reported) and untimed calls before them.
 RUNS, QUICK_RUNS, WARMUP = 15, 10, 2
 #: The reference every ratio is taken against.
 BASELINE = "transformers sdpa"
-#: Seconds of quiet before each timed call (see the module docstring).
-SETTLE_S = 0.06
 #: Fast-path options, each changed from its default in one row: option -> (value, row label).
 ABLATIONS = {
     "unpad": (False, "fast, padded rows (no unpadding)"),
@@ -79,37 +75,6 @@ ABLATIONS = {
 }
 #: The peers run_benchmark knows; each runs only when its package is installed.
 PEERS = ("transformers", "compile", "onnxruntime", "openvino", "ctranslate2", "nested")
-
-
-@dataclass(frozen=True)
-class Workload:
-    """A batch shape to time: B sequences padded to T, of the given real lengths.
-
-    transformers: none
-    """
-
-    name: str
-    batch_size: int
-    seq_length: int
-    lengths: tuple[int, ...]
-
-    @property
-    def real_tokens(self) -> int:
-        return sum(self.lengths)
-
-    def describe(self) -> str:
-        padded = self.batch_size * self.seq_length
-        return (f"{self.name}: {self.batch_size} x {self.seq_length}, {self.real_tokens} real tokens of {padded} "
-                f"({100 * (padded - self.real_tokens) / padded:.0f}% padding)")
-
-
-WORKLOADS = {
-    "W1": Workload("W1", 8, 128, (128, 120, 110, 100, 90, 80, 64, 50)),
-    "W2": Workload("W2", 1, 16, (16,)),
-    "W3": Workload("W3", 4, 512, (512, 400, 300, 200)),
-    "W4": Workload("W4", 1, 64, (64,)),
-    "W5": Workload("W5", 1, 128, (128,)),
-}
 
 
 @dataclass
@@ -163,24 +128,6 @@ class Report:
     read_rate: float = 0.0  # GB/s at which this machine sums an fp32 tensor of the weights' size (read_rate)
 
 
-def machine_description() -> str:
-    """The CPU, its threads and matrix units, torch and Python: where the timings hold.
-
-    transformers: none
-    """
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{cpu}, {torch.get_num_threads()} threads ({os.cpu_count()} CPUs), {cpu_capability.cpu_kind()}; "
-            f"torch {torch.__version__}, Python {platform.python_version()}")
-
-
 def route_record(measurement: modeling_bert_fast.RouteMeasurement) -> dict:
     """One route choice of the fast path as the report keeps it (JSON values).
 
@@ -221,20 +168,6 @@ def weight_bytes(report: Report, timing: Timing) -> int:
     return report.weight_values * per_value
 
 
-def make_inputs(workload: Workload, vocab_size: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Token ids (B, T) (padding 0, real tokens drawn from [1000, V)) and the 0/1 mask (B, T).
-
-    transformers: none
-    """
-    generator = torch.Generator().manual_seed(seed)
-    ids = torch.randint(min(1000, vocab_size - 1), vocab_size, (workload.batch_size, workload.seq_length),
-                        generator=generator)  # (B, T)
-    mask = torch.zeros(workload.batch_size, workload.seq_length, dtype=torch.long)  # (B, T)
-    for row, length in enumerate(workload.lengths):
-        mask[row, :length] = 1
-    return ids.masked_fill(mask == 0, 0), mask
-
-
 def gemm_flops(config: BertConfig, lengths: tuple[int, ...]) -> float:
     """Multiply-add FLOPs of the encoder's products on real tokens only: the Linears on
     every token, attention's QKᵀ and PV within each sequence.
@@ -246,15 +179,6 @@ def gemm_flops(config: BertConfig, lengths: tuple[int, ...]) -> float:
     per_layer = 2 * tokens * hidden * (3 * hidden + hidden + 2 * inner)  # Q, K, V, O, and the feed-forward
     per_layer += 2 * 2 * sum(length * length for length in lengths) * hidden  # QKᵀ and PV, all heads
     return float(per_layer * config.num_hidden_layers)
-
-
-def _median_ms(call: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
 
 
 def gemm_rate(config: BertConfig, tokens: int, dtype: torch.dtype, runs: int = 10) -> float:
@@ -276,7 +200,7 @@ def gemm_rate(config: BertConfig, tokens: int, dtype: torch.dtype, runs: int = 1
     with torch.inference_mode():
         for call in candidates:
             call()
-            best = min(best, _median_ms(call, runs))
+            best = min(best, median_ms(call, runs))
     return 2 * tokens * config.hidden_size * config.intermediate_size / (best / 1000) / 1e9
 
 
@@ -554,13 +478,8 @@ def _time_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.Tenso
                          f"{str(error).splitlines()[0][:200] if str(error) else ''}")
             del contenders[name]
     names = list(contenders)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for run in range(runs):  # alternate, rotating the order: a slow moment of the machine hits all alike
-        for name in names[run % len(names):] + names[: run % len(names)]:
-            time.sleep(SETTLE_S)
-            start = time.perf_counter()
-            contenders[name](ids, mask)
-            times[name].append(time.perf_counter() - start)
+    # alternate, rotating the order: a slow moment of the machine hits all alike
+    times = time_alternating({name: (lambda call=contenders[name]: call(ids, mask)) for name in names}, runs)
     result = [_timing(name, times[name], outputs[name], ids, mask, reference, workload, dtype_name) for name in names]
     baseline = next((t.ms for t in result if t.contender == BASELINE), None)
     for timing in result:
@@ -648,9 +567,9 @@ def real_checkpoint_accuracy(checkpoint: str | None = None, compile_modes: bool 
 
     transformers: none
     """
-    from ..checkpoints.bundled import DEFAULT_SENTENCES, default_checkpoint_dir
-    from ..checkpoints.convert import load_tokenizer
-    from ..pipelines.sentence_embeddings import encode_sentences
+    from mini_hf_bert.checkpoints.bundled import DEFAULT_SENTENCES, default_checkpoint_dir
+    from mini_hf_bert.checkpoints.convert import load_tokenizer
+    from mini_hf_bert.pipelines.sentence_embeddings import encode_sentences
 
     directory = checkpoint or default_checkpoint_dir()
     tokenizer = load_tokenizer(directory)

@@ -1,6 +1,6 @@
 """Inference speed on a CUDA GPU: the fast path against transformers' sdpa and eager.
 
-``python -m mini_hf_bert benchmark --device cuda`` times the workloads of benchmark.py
+``python -m mini_hf_bert benchmark --device cuda`` times the workloads of inference.py
 (W1 8 x 128 padded, W2 1 x 16, W3 4 x 512 padded, W4, W5) on the same seeded bert-base
 weights, in fp16, bf16 and fp32, with the contenders alternating run by run and the median
 kept. A GPU runs a call's kernels while Python goes on queuing more, so each timed call
@@ -10,7 +10,7 @@ tokens, with the fp32 reference on the same GPU (mini_hf_bert's eager model, TF3
 The warm-up calls (GPU_WARMUP) include the fast path's capture of the shape's CUDA graph.
 
 The CPU's engines (ONNX Runtime, OpenVINO, CTranslate2), the int8 route and the roofline
-are CPU measurements, and are left to benchmark.py. The rows with one option of the fast
+are CPU measurements, and are left to inference.py. The rows with one option of the fast
 path off say what each buys on a GPU.
 
 transformers: none
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import modeling_bert_fast
-from ..configuration_bert import BertConfig
-from ..modeling_bert import BertModel
-from .benchmark import (BASELINE, BERT_BASE, WORKLOADS, Call, Timing, Workload, _hf_call, _ours, _timing,
+from mini_hf_bert import modeling_bert_fast
+from mini_hf_bert.configuration_bert import BertConfig
+from mini_hf_bert.modeling_bert import BertModel
+from .inference import (BASELINE, BERT_BASE, WORKLOADS, Call, Timing, Workload, _hf_call, _ours, _timing,
                         _transformers_models, check_cases, make_inputs)
 
 #: The dtypes a GPU runs BERT in; fp16 first, the usual choice for inference there.
@@ -175,7 +175,7 @@ def _time_gpu_case(contenders: dict[str, Call], ids: torch.Tensor, mask: torch.T
     timed = {name: _synchronized(call, device) for name, call in contenders.items()}
     names = list(contenders)
     seconds: dict[str, list[float]] = {name: [] for name in names}
-    for run in range(runs):  # alternate, rotating the order, as benchmark.py does
+    for run in range(runs):  # alternate, rotating the order, as inference.py does
         for name in names[run % len(names):] + names[: run % len(names)]:
             seconds[name].append(timed[name](ids, mask))
     cpu_mask = mask.cpu()

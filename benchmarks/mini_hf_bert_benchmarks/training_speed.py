@@ -42,12 +42,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..configuration_bert import BertConfig
-from ..modeling_bert import BertForPreTraining
-from .optimization import MAX_GRAD_NORM, parameter_groups
-from .pretraining import masked_predictions
-from .pretraining_data import IGNORE_INDEX, collate_pretraining_batch, create_pretraining_instances, fixed_split
-from .trainer import bf16_is_native
+from mini_hf_bert.configuration_bert import BertConfig
+from mini_hf_bert.modeling_bert import BertForPreTraining
+from mini_hf_bert.training.optimization import MAX_GRAD_NORM, parameter_groups
+from mini_hf_bert.training.pretraining import masked_predictions
+from mini_hf_bert.training.pretraining_data import IGNORE_INDEX, collate_pretraining_batch, create_pretraining_instances, fixed_split
+from mini_hf_bert.training.trainer import bf16_is_native
 
 #: The shipped recipe's phases (mini_hf_bert/checkpoints/chinese_bert/recipe.json): name ->
 #: (batch size, max_seq_length).
@@ -120,12 +120,12 @@ def large_product_rate(dtype: torch.dtype, runs: int = 5, size: int = LARGE_PROD
 
     transformers: none
     """
-    from ..parity.benchmark import _median_ms
+    from mini_hf_bert.parity.speed import median_ms
 
     generator = torch.Generator().manual_seed(0)
     a, b = (torch.randn(size, size, generator=generator).to(dtype) for _ in range(2))
     torch.mm(a, b)  # the first call sets up the kernel
-    return 2 * size**3 / (_median_ms(lambda: torch.mm(a, b), runs) / 1000) / 1e9
+    return 2 * size**3 / (median_ms(lambda: torch.mm(a, b), runs) / 1000) / 1e9
 
 
 def step_flops(config: BertConfig, batch: dict[str, torch.Tensor]) -> float:
@@ -135,7 +135,7 @@ def step_flops(config: BertConfig, batch: dict[str, torch.Tensor]) -> float:
 
     transformers: none
     """
-    from ..parity.benchmark import gemm_flops
+    from .inference import gemm_flops
 
     hidden, vocab = config.hidden_size, config.vocab_size
     lengths = batch["attention_mask"].sum(dim=1).tolist()
@@ -263,9 +263,9 @@ def run_training_benchmark(phases: tuple[str, ...] = tuple(PHASES), dtypes: tupl
 
     transformers: none
     """
-    from ..checkpoints.bundled import chinese_checkpoint_dir
-    from ..checkpoints.convert import tokenizer_for
-    from ..parity.benchmark import machine_description
+    from mini_hf_bert.checkpoints.bundled import chinese_checkpoint_dir
+    from mini_hf_bert.checkpoints.convert import tokenizer_for
+    from .inference import machine_description
 
     for name, value in (("runs", runs), ("documents", documents)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

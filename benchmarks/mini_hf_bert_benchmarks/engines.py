@@ -30,7 +30,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from ..modeling_bert import BertModel
+from mini_hf_bert.modeling_bert import BertModel
 
 #: OpenVINO's names for the benchmark's dtypes.
 OPENVINO_PRECISIONS = {"fp32": "f32", "bf16": "bf16"}
