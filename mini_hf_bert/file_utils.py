@@ -44,8 +44,6 @@ try:
 except ImportError:  # Windows
     resource = None
 
-from .limits import LOCK_TIMEOUT_SECONDS, METADATA_BYTES
-
 try:
     import fcntl
 except ImportError:  # Windows: no flock; locking is skipped there (docs/reliability.md)
@@ -61,8 +59,17 @@ _FIRST_RETRY_SECONDS, _LAST_RETRY_SECONDS = 0.005, 0.02
 SAVING_PREFIX = ".saving-"
 #: The training run's lock file, in its output directory while the run is alive.
 RUN_LOCK_NAME = ".mini_hf_bert-run.lock"
-#: The largest JSON file (config, tokenizer, index, marker) or vocabulary read (limits.py).
+# The two bounds every reader and writer of files shares; the others are in limits.py,
+# which, like this module, imports nothing of the package, so both stay at the bottom of
+# every import chain.
+#: A JSON file (config, tokenizer files, index, checkpoint marker) or a vocabulary: BERT's
+#: are kilobytes to a few megabytes; a wrong path (a weights file) is refused, not parsed.
+METADATA_BYTES = 64 * 1024**2
+#: The largest JSON file or vocabulary read (METADATA_BYTES, by the name readers use).
 MAX_METADATA_BYTES = METADATA_BYTES
+#: How long a reader or writer waits for another process's save in the same directory
+#: before giving up with an error naming the directory. A save of bert-large takes seconds.
+LOCK_TIMEOUT_SECONDS = 300.0
 #: A temporary name keeps at most this much of the target's name (file names are <= 255 bytes).
 _MAX_STEM = 100
 
@@ -617,3 +624,41 @@ def save_png(figure: Any, path: str, dpi: int = PNG_DPI) -> str:
     finally:
         plt.close(figure)
     return path
+
+
+def same_or_inside(path: str, ancestor: str) -> bool:
+    """Whether ``path`` is ``ancestor`` or lies inside it, symlinks resolved; compared by
+    device and inode, so another spelling of the same directory (a bind mount, a
+    case-insensitive file system) is caught too."""
+    try:
+        target = os.stat(ancestor)
+    except OSError:
+        return False
+    current = os.path.realpath(path)
+    while True:
+        try:
+            info = os.stat(current)
+            if (info.st_dev, info.st_ino) == (target.st_dev, target.st_ino):
+                return True
+        except OSError:
+            pass  # a part of DST that does not exist yet
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+
+
+def check_destination(dst: str, sources: list[str]) -> None:
+    """Refuse a ``dst`` whose replacement could destroy what the command writing it reads
+    (a conversion's checkpoint, a training run's data):
+    ``dst`` is one of ``sources``, holds one, or lies inside one (symlinks resolved)."""
+    for source in sources:
+        if not os.path.exists(source):
+            continue
+        if same_or_inside(dst, source):
+            where = "is" if same_or_inside(source, dst) else "lies inside"
+            raise FileExistsError(f"{dst}: {where} the source {source}; the output must be a separate directory")
+        if same_or_inside(source, dst):
+            raise FileExistsError(
+                f"{dst}: holds the source {source}; writing there could destroy what the command reads"
+            )

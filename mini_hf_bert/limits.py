@@ -69,11 +69,9 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 # Bounds of a format, not of a request: no valid file of the kind comes near them, so no
-# argument raises them.
+# argument raises them. The two every file reader shares, METADATA_BYTES (a JSON file or a
+# vocabulary, 64 MiB) and LOCK_TIMEOUT_SECONDS (300 s), are file_utils'.
 
-#: A JSON file (config, tokenizer files, index, checkpoint marker) or a vocabulary: BERT's
-#: are kilobytes to a few megabytes; a wrong path (a weights file) is refused, not parsed.
-METADATA_BYTES = 64 * MiB
 #: A TensorFlow checkpoint's .index: bert-large's is about 60 KB.
 TF_INDEX_BYTES = 256 * MiB
 #: How far a legacy (non-zip) ``.bin`` is scanned for its pickles, which come first; the
@@ -81,9 +79,6 @@ TF_INDEX_BYTES = 256 * MiB
 PICKLE_SCAN_BYTES = 16 * MiB
 #: A labelled data file (``finetune --train-file``): a learner's data set, read whole.
 LABELLED_FILE_BYTES = 1 * GiB
-#: How long a reader or writer waits for another process's save in the same directory
-#: before giving up with an error naming the directory. A save of bert-large takes seconds.
-LOCK_TIMEOUT_SECONDS = 300.0
 
 
 def size_text(count: int) -> str:

@@ -202,7 +202,7 @@ class BertSelfAttention(nn.Module):
         self.is_decoder, self.is_cross_attention = config.is_decoder, is_cross_attention  # modeling_bert_extras.py
         self.position_embedding_type = position_embedding_type or config.position_embedding_type
         if self.position_embedding_type in extras.RELATIVE_POSITIONS:
-            self.distance_embedding = extras.DistanceEmbedding(config, self.attention_head_size)
+            self.distance_embedding = extras.DistanceEmbedding(config.max_position_embeddings, self.attention_head_size)
 
     def transpose_for_scores(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, N*D) -> (B, N, T, D): give each head its own (T, D) slice."""

@@ -25,7 +25,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .configuration_bert import BertConfig
 from .masking_utils import invert_attention_mask
 from .pytorch_utils import prune_linear_layer
 
@@ -47,9 +46,9 @@ class DistanceEmbedding(nn.Embedding):
     transformers 4.x: ``BertSelfAttention`` (its ``distance_embedding``)
     """
 
-    def __init__(self, config: BertConfig, head_size: int) -> None:
-        super().__init__(2 * config.max_position_embeddings - 1, head_size)
-        self.max_position_embeddings = config.max_position_embeddings
+    def __init__(self, max_position_embeddings: int, head_size: int) -> None:
+        super().__init__(2 * max_position_embeddings - 1, head_size)
+        self.max_position_embeddings = max_position_embeddings
 
     def scores(self, query: torch.Tensor, key: torch.Tensor, position_embedding_type: str) -> torch.Tensor:
         """P_ij = q_i·r_(i−j) ("relative_key"), + k_j·r_(i−j) ("relative_key_query").

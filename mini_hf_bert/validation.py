@@ -11,14 +11,27 @@ Shapes use the legend of ``modeling_bert.py``: B batch, T sequence, H hidden, K 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
 from .pytorch_utils import check_shape
 
-if TYPE_CHECKING:
-    from .configuration_bert import BertConfig
+
+class CheckedConfig(Protocol):
+    """The fields of the model's config that the checks read: a BertConfig has them all.
+    Named by their shape rather than imported, so that this module, which the model file
+    imports, stays below configuration_bert (and its file I/O) in the import graph."""
+
+    vocab_size: int
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    max_position_embeddings: int
+    type_vocab_size: int
+    is_decoder: bool
+    add_cross_attention: bool
+
 
 #: The label CrossEntropyLoss ignores by default (its ``ignore_index``), as in transformers.
 IGNORE_INDEX = -100
@@ -63,7 +76,7 @@ def check_index_range(name: str, ids: torch.Tensor, size: int, field_name: str) 
 
 
 def check_model_inputs(
-    config: BertConfig,
+    config: CheckedConfig,
     input_ids: torch.Tensor | None,
     inputs_embeds: torch.Tensor | None,
     token_type_ids: torch.Tensor | None,
@@ -143,7 +156,7 @@ def check_attention_mask_values(attention_mask: torch.Tensor) -> None:
             raise ValueError(f"attention_mask must hold 1 (attend) and 0 (padding), got values in [{low:g}, {high:g}]")
 
 
-def _check_cache(config: BertConfig, past_key_values: tuple | None) -> int:
+def _check_cache(config: CheckedConfig, past_key_values: tuple | None) -> int:
     """The number of positions P before the input: a decoder's cache, or an encoder's prefix
     (peft's prefix tuning: learned keys and values every token attends to). Either must
     have one (K, V) entry per layer, each (B, N, P, D)."""

@@ -212,7 +212,7 @@ def curve_points(curves: dict, task: str, start: str) -> list[tuple[int, float, 
 @contextlib.contextmanager
 def _figure(language: str, path: str, **subplots):
     """A figure whose labels can be Chinese (the packaged CJK font), saved whole to ``path``."""
-    from mini_hf_bert.companion.visualize import figure_fonts
+    from mini_hf_bert.companion.fonts import figure_fonts
 
     with figure_fonts("".join(WORDS[language].values())) as plt:
         figure, axes = plt.subplots(**subplots)

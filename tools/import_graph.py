@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "file_utils", "limits", "cpu_capability",
         "unicode_tables", "tokenization_utils_base", "integrations.sdpa_attention", "integrations.model_forwards",
         "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
-        "checkpoints.tf_bundle", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
+        "checkpoints.tf_bundle", "checkpoints.layout", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
         "checkpoints.resolve", "checkpoints.loading", "checkpoints.saving", "checkpoints.fingerprints",
         "checkpoints.bundled",
     )),
@@ -42,6 +42,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("public API", ("",)),  # mini_hf_bert/__init__.py: what `from mini_hf_bert import ...` offers
     ("command line", ("commands", "commands.*", "__main__")),
 )
+#: The longest import chain allowed, in modules (``python -m mini_hf_bert`` to the bottom
+#: of the shared machinery): each module more is one more file to hold in mind when
+#: following a call, and a long chain means a low module reaches far up (a plotting
+#: helper that reached the checkpoint converter made 17).
+MAX_CHAIN_MODULES = 10
 #: Modules of the shared machinery: none may reach a BERT module, even through another.
 GENERIC_LAYER = LAYERS[0][0]
 MODEL_LAYER = LAYERS[1][0]

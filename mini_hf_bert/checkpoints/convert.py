@@ -38,7 +38,7 @@ from .tf_bundle import TFCheckpoint
 from .weight_map import is_tf_training_state, tf_to_hf_name
 from .. import modeling_bert
 from ..configuration_bert import BertConfig
-from ..file_utils import staged_directory
+from ..file_utils import check_destination, staged_directory  # noqa: F401  (check_destination: importable from here too)
 from ..limits import Limits
 from ..tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
 
@@ -197,43 +197,6 @@ def as_hf_directory(src: str | os.PathLike) -> Iterator[str]:
 
 
 # ------------------------------------------------------------ writing safely
-
-
-def _same_or_inside(path: str, ancestor: str) -> bool:
-    """Whether ``path`` is ``ancestor`` or lies inside it, symlinks resolved; compared by
-    device and inode, so another spelling of the same directory (a bind mount, a
-    case-insensitive file system) is caught too."""
-    try:
-        target = os.stat(ancestor)
-    except OSError:
-        return False
-    current = os.path.realpath(path)
-    while True:
-        try:
-            info = os.stat(current)
-            if (info.st_dev, info.st_ino) == (target.st_dev, target.st_ino):
-                return True
-        except OSError:
-            pass  # a part of DST that does not exist yet
-        parent = os.path.dirname(current)
-        if parent == current:
-            return False
-        current = parent
-
-
-def check_destination(dst: str, sources: list[str]) -> None:
-    """Refuse a ``dst`` whose replacement could destroy something the conversion reads:
-    ``dst`` is one of ``sources``, holds one, or lies inside one (symlinks resolved)."""
-    for source in sources:
-        if not os.path.exists(source):
-            continue
-        if _same_or_inside(dst, source):
-            where = "is" if _same_or_inside(source, dst) else "lies inside"
-            raise FileExistsError(f"{dst}: {where} the source {source}; the output must be a separate directory")
-        if _same_or_inside(source, dst):
-            raise FileExistsError(
-                f"{dst}: holds the source {source}; writing there could destroy what the command reads"
-            )
 
 
 @dataclass

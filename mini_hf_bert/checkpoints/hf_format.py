@@ -28,17 +28,10 @@ from safetensors.torch import load_file as _safetensors_load_file
 from ..file_utils import not_a_regular_file, read_json
 from ..limits import PICKLE_SCAN_BYTES
 from .errors import CheckpointError, CheckpointNotFoundError
+from .layout import (  # noqa: F401  (the layout's names: importable from here too)
+    CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_FILE_NAMES, WEIGHTS_INDEX_NAME, WEIGHTS_NAME)
 
 logger = logging.getLogger(__name__)
-
-SAFE_WEIGHTS_NAME = "model.safetensors"
-SAFE_WEIGHTS_INDEX_NAME = "model.safetensors.index.json"
-WEIGHTS_NAME = "pytorch_model.bin"
-WEIGHTS_INDEX_NAME = "pytorch_model.bin.index.json"
-CONFIG_NAME = "config.json"
-
-#: Where ``from_pretrained`` looks, in this order (transformers prefers safetensors too).
-WEIGHTS_FILE_NAMES = (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, WEIGHTS_NAME, WEIGHTS_INDEX_NAME)
 
 
 def is_zip(path: str) -> bool:

@@ -23,10 +23,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Callable
 
 from ..file_utils import read_file
 from .errors import CheckpointError
-from .hf_format import CONFIG_NAME, WEIGHTS_FILE_NAMES, read_index_file
+from .layout import CONFIG_NAME, WEIGHTS_FILE_NAMES
 
 logger = logging.getLogger(__name__)
 
@@ -150,9 +151,14 @@ def resolve_hub_id(
     cache_dir: str | None = None,
     local_files_only: bool = False,
     required: tuple[str, ...] | None = None,
+    read_index: Callable[[str], dict[str, str]] | None = None,
 ) -> str:
     """A local directory holding ``repo_id``'s config and weights (or, with ``required``, one
-    of those files, e.g. a tokenizer's): from the cache, or downloaded."""
+    of those files, e.g. a tokenizer's): from the cache, or downloaded.
+
+    ``read_index`` reads a sharded checkpoint's ``*.index.json`` into its weight map, to
+    know the shards to download (``hf_format.read_index_file``, which ``resolve`` passes):
+    this module reads no checkpoint format itself, so it stays below the format readers."""
     cache_dir = os.fspath(cache_dir) if cache_dir is not None else hub_cache_dir()
     revision = check_revision(revision)
     snapshot = find_cached_snapshot(repo_id, revision, cache_dir, required)
@@ -171,10 +177,11 @@ def resolve_hub_id(
             f"{where}, and huggingface_hub is not installed to download it "
             f"(pip install huggingface_hub, or pass a local directory)"
         ) from None
-    return _download(huggingface_hub, repo_id, revision, cache_dir, where, required)
+    return _download(huggingface_hub, repo_id, revision, cache_dir, where, required, read_index)
 
 
-def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str, required) -> str:
+def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str, required,
+              read_index: Callable[[str], dict[str, str]] | None) -> str:
     """Fetch what a checkpoint needs -- config.json, the first weights file the repo has
     (safetensors first, as transformers) and its shards -- or, with ``required``, the first
     of those files the repo has; then the tokenizer files present. Returns the snapshot."""
@@ -204,7 +211,9 @@ def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, wher
             anchor = fetch(CONFIG_NAME)
             weights_path = first_of(WEIGHTS_FILE_NAMES)
             if weights_path.endswith(".index.json"):
-                for shard in sorted(set(read_index_file(weights_path).values())):
+                if read_index is None:
+                    raise ValueError("resolve_hub_id: a sharded checkpoint needs read_index to list its shards")
+                for shard in sorted(set(read_index(weights_path).values())):
                     fetch(shard)
         for name in TOKENIZER_FILE_NAMES:
             if name not in asked:

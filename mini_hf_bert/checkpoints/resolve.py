@@ -36,6 +36,7 @@ from .hf_format import (
     check_regular_file,
     find_weights_file,
     is_zip,
+    read_index_file,
     read_state_dict,
 )
 from .hub import looks_like_hub_id, resolve_hub_id
@@ -121,7 +122,7 @@ def resolve_checkpoint(
         )
     if looks_like_hub_id(source):
         try:
-            directory = resolve_hub_id(source, revision, cache_dir, local_files_only)
+            directory = resolve_hub_id(source, revision, cache_dir, local_files_only, read_index=read_index_file)
         except CheckpointError as e:
             raise CheckpointNotFoundError(f"{source}: no such local directory or file, and as a hub id: {e}") from None
         return _resolve_directory(directory, source, use_safetensors)

@@ -37,3 +37,14 @@ def regex(text: str) -> str:
     except re.error as e:
         raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({e})") from None
     return text
+
+
+def chosen_checkpoint(given: str | None, text: str) -> str:
+    """``given``, or the shipped checkpoint for ``text``, said on stdout with the reason."""
+    from ..companion.languages import checkpoint_choice
+
+    if given is not None:
+        return given
+    path, reason = checkpoint_choice(text)
+    print(f"checkpoint: {reason} ({path})")
+    return path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..companion.languages import CHINESE_DEFAULT_REASON
-from .arguments import ANY_FORM, regex, checkpoint_source
+from .arguments import ANY_FORM, chosen_checkpoint, regex, checkpoint_source
 
 
 def add_commands(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -68,20 +68,9 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def run_parity(args: argparse.Namespace) -> int:
-    from ..companion import demo
+    from ..companion.trace_report import run_module_parity
 
-    return demo.run_module_parity(args.checkpoint, args.attn_implementation)
-
-
-def chosen_checkpoint(given: str | None, text: str) -> str:
-    """``given``, or the shipped checkpoint for ``text``, said on stdout with the reason."""
-    from ..companion.languages import checkpoint_choice
-
-    if given is not None:
-        return given
-    path, reason = checkpoint_choice(text)
-    print(f"checkpoint: {reason} ({path})")
-    return path
+    return run_module_parity(args.checkpoint, args.attn_implementation)
 
 
 def run_trace(args: argparse.Namespace) -> int:

@@ -145,7 +145,7 @@ SIZED_HELP = {"max_seq_length": "tokens per instance", "max_steps": "optimiser s
 
 def run_show_instances(args: argparse.Namespace) -> int:
     from ..checkpoints.convert import tokenizer_for
-    from .companion import chosen_checkpoint
+    from .arguments import chosen_checkpoint
     from ..training import pretraining_data
     from ..training.pretraining import LANGUAGE_SAMPLE_DOCUMENTS
 

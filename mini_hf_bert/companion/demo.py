@@ -27,8 +27,6 @@ from ..parity.compare import (
     load_transformers_bert,
 )
 from ..pipelines.sentence_embeddings import encode_sentences, sentence_max_length
-from .trace_report import trace_texts
-from .tracing import first_divergence
 
 
 def format_similarity(sentences: list[str], sims: torch.Tensor) -> str:
@@ -105,19 +103,3 @@ def run_demo(
         else "\nSome outputs are OUT OF TOLERANCE.\n"
     )
     return 0 if ok else 1
-
-
-def run_module_parity(checkpoint: str | None = None, attn_implementation: str = "eager", out: TextIO | None = None) -> int:
-    """Module-by-module parity on the demo's sentences: the tracer's comparison
-    (``companion.trace_texts(..., compare=True)``), every module's max |diff| against
-    transformers' module of the same path, and the first to diverge, if one does."""
-    out = out or sys.stdout  # looked up per call, so a redirected stdout is honoured
-    report = trace_texts(list(DEFAULT_SENTENCES), checkpoint, compare=True, attn_implementation=attn_implementation)
-    rows = [ParityRow(d.record.path, d.max_abs_diff, d.atol) for d in report.diffs if d.compared]
-    out.write(format_table(rows, f"Module-by-module parity with {report.other} ({attn_implementation}), "
-                                 f"{report.checkpoint}:") + "\n")
-    first = first_divergence(report.diffs)
-    if first is not None:
-        out.write(f"\nThe first module to compute a diverging output: {first.record.path} "
-                  f"({first.record.class_name}); `trace TEXT --compare` shows its numbers.\n")
-    return 0 if report.ok else 1

@@ -7,15 +7,19 @@ The walk-through generator and the tests call ``trace_texts`` directly.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import TextIO
 
 import torch
 
 from .languages import checkpoint_for_text
+from ..checkpoints.bundled import DEFAULT_SENTENCES
 from ..checkpoints.convert import as_hf_directory, load_tokenizer
 from ..modeling_bert import BertModel
-from ..parity.compare import load_transformers_bert
-from .tracing import ModuleDiff, Trace, compare_traces, format_comparison_summary, format_trace, trace
+from ..parity.compare import ParityRow, format_table, load_transformers_bert
+from .tracing import (ModuleDiff, Trace, compare_traces, first_divergence, format_comparison_summary, format_trace,
+                      trace)
 
 #: What the tracer runs when no text is given to ``parity``: the demo's sentences, padded
 #: into one batch, so the comparison covers the padding mask too.
@@ -98,3 +102,19 @@ def format_trace_report(report: TraceReport, match: str | None = None) -> str:
         lines.append("")
         lines.append(format_comparison_summary(diffs, report.other))
     return "\n".join(lines)
+
+
+def run_module_parity(checkpoint: str | None = None, attn_implementation: str = "eager", out: TextIO | None = None) -> int:
+    """Module-by-module parity on the demo's sentences: the tracer's comparison
+    (``trace_texts(..., compare=True)``), every module's max |diff| against
+    transformers' module of the same path, and the first to diverge, if one does."""
+    out = out or sys.stdout  # looked up per call, so a redirected stdout is honoured
+    report = trace_texts(list(DEFAULT_SENTENCES), checkpoint, compare=True, attn_implementation=attn_implementation)
+    rows = [ParityRow(d.record.path, d.max_abs_diff, d.atol) for d in report.diffs if d.compared]
+    out.write(format_table(rows, f"Module-by-module parity with {report.other} ({attn_implementation}), "
+                                 f"{report.checkpoint}:") + "\n")
+    first = first_divergence(report.diffs)
+    if first is not None:
+        out.write(f"\nThe first module to compute a diverging output: {first.record.path} "
+                  f"({first.record.class_name}); `trace TEXT --compare` shows its numbers.\n")
+    return 0 if report.ok else 1

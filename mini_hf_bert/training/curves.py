@@ -70,7 +70,7 @@ def plot_history(history: Any, path: str, language: str = "en",
         return None
     from matplotlib.ticker import MaxNLocator
 
-    from ..companion.visualize import figure_fonts
+    from ..companion.fonts import figure_fonts
 
     words = CURVE_WORDS.get(language, CURVE_WORDS["en"])
     measured = {k for e in history.evaluations for k in e if k != "step" and k not in HELD_OUT_COUNTS}

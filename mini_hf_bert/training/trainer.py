@@ -668,7 +668,7 @@ def check_output_dir(output_dir: str, sources: list[str], resume: bool) -> None:
 
     transformers: none (its ``TrainingArguments.overwrite_output_dir`` guards the same way)
     """
-    from ..checkpoints.convert import check_destination
+    from ..file_utils import check_destination
 
     check_destination(output_dir, [os.fspath(s) for s in sources if s is not None])
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):

@@ -62,6 +62,28 @@ def test_the_shared_machinery_never_reaches_a_bert_module(graph):
             assert not reached, f"{module} (shared machinery) reaches {sorted(reached)}"
 
 
+def test_the_deepest_import_chain_is_short(graph):
+    chain = graph_tool.deepest_chain(graph)
+    assert len(chain) <= graph_tool.MAX_CHAIN_MODULES, " -> ".join(chain)
+
+
+@pytest.mark.parametrize("plotting", ["mini_hf_bert.training.curves", "mini_hf_bert.companion.fonts"])
+def test_a_plotting_helper_reaches_neither_the_converter_nor_the_model(graph, plotting):
+    reached = graph_tool.reachable(graph, plotting)
+    assert not reached & {"mini_hf_bert.checkpoints.convert", "mini_hf_bert.modeling_bert"}, sorted(reached)
+
+
+def test_the_deepest_chain_is_the_longest_path(tmp_path):
+    graph = _write_package(tmp_path, {
+        "__init__.py": "",
+        "a.py": "from . import b\nfrom . import d\n",
+        "b.py": "from . import c\n",
+        "c.py": "def f():\n    from . import d\n",  # a lazy import counts
+        "d.py": "",
+    })
+    assert graph_tool.deepest_chain(graph) == ["mini_hf_bert.a", "mini_hf_bert.b", "mini_hf_bert.c", "mini_hf_bert.d"]
+
+
 def test_only_the_command_line_and_users_import_the_public_api(graph):
     importers = sorted(m for m, targets in graph.items() if graph_tool.PACKAGE in targets)
     assert all(graph_tool.layer_of(m) == "command line" for m in importers), importers
