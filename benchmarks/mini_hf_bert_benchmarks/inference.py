@@ -54,7 +54,8 @@ from mini_hf_bert.configuration_bert import BertConfig
 from mini_hf_bert.modeling_bert import BertModel
 from mini_hf_bert.parity.compare import rms_diff
 from mini_hf_bert.parity.speed import (  # noqa: F401  (the workloads and timing rules are the package's benchmark's)
-    BERT_BASE, SETTLE_S, WORKLOADS, Workload, machine_description, make_inputs, median_ms, time_alternating)
+    BERT_BASE, SETTLE_S, WORKLOADS, Workload, check_cases, machine_description, make_inputs, median_ms,
+    time_alternating)
 
 logger = logging.getLogger(__name__)
 
@@ -320,22 +321,6 @@ def _compiled_call(model: nn.Module, freezing: bool = False) -> Call:
 # --------------------------------------------------------------------------------------
 # The run
 # --------------------------------------------------------------------------------------
-
-
-def check_cases(workloads: tuple[str, ...], dtypes: tuple[str, ...], known_dtypes: dict, runs: int) -> None:
-    """Refuse a workload not in WORKLOADS, a dtype not in ``known_dtypes`` or fewer than
-    one run, naming it: what the CPU and GPU benchmarks are asked to time.
-
-    transformers: none
-    """
-    for name in workloads:
-        if name not in WORKLOADS:
-            raise ValueError(f"workload {name!r} is not one of {sorted(WORKLOADS)}")
-    for name in dtypes:
-        if name not in known_dtypes:
-            raise ValueError(f"dtype {name!r} is not one of {sorted(known_dtypes)}")
-    if runs < 1:
-        raise ValueError(f"runs must be at least 1, got {runs}")
 
 
 def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[str, ...] = tuple(DTYPES),
