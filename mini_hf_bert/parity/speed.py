@@ -129,7 +129,10 @@ def make_inputs(workload: Workload, vocab_size: int, seed: int = 0) -> tuple[tor
 
 
 def median_ms(call: Callable[[], object], runs: int) -> float:
-    """The median wall time of ``runs`` calls, in milliseconds."""
+    """The median wall time of ``runs`` calls, in milliseconds.
+
+    transformers: none
+    """
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -140,7 +143,10 @@ def median_ms(call: Callable[[], object], runs: int) -> float:
 
 def time_alternating(calls: dict[str, Callable[[], object]], runs: int) -> dict[str, list[float]]:
     """Seconds of each of ``runs`` calls of every entry, the entries alternating and their
-    order rotating run by run, each call after SETTLE_S of quiet."""
+    order rotating run by run, each call after SETTLE_S of quiet.
+
+    transformers: none
+    """
     names = list(calls)
     times: dict[str, list[float]] = {name: [] for name in names}
     for run in range(runs):
@@ -154,14 +160,20 @@ def time_alternating(calls: dict[str, Callable[[], object]], runs: int) -> dict[
 
 def default_dtypes() -> tuple[str, ...]:
     """fp32, and bf16 where the CPU computes it in hardware (elsewhere it is emulated, and
-    slower than fp32: nothing a user would choose)."""
+    slower than fp32: nothing a user would choose).
+
+    transformers: none
+    """
     return ("fp32", "bf16") if cpu_capability.bf16_is_native() else ("fp32",)
 
 
 def check_cases(workloads: tuple[str, ...], dtypes: tuple[str, ...], known_dtypes: dict, runs: int) -> None:
     """Refuse a workload not in WORKLOADS, a dtype not in ``known_dtypes`` or fewer than
     one run, naming it: what a benchmark (this one, the CPU and GPU comparisons beside the
-    package) is asked to time."""
+    package) is asked to time.
+
+    transformers: none
+    """
     for name in workloads:
         if name not in WORKLOADS:
             raise ValueError(f"workload {name!r} is not one of {sorted(WORKLOADS)}")
@@ -226,7 +238,10 @@ def run_speed(workloads: tuple[str, ...] = DEFAULT_WORKLOADS, dtypes: tuple[str,
 
 
 def format_speed(timings: list[PathTiming], machine: str) -> str:
-    """The timings as a text table, one row per path, workload and dtype."""
+    """The timings as a text table, one row per path, workload and dtype.
+
+    transformers: none
+    """
     lines = [f"machine: {machine}", "",
              f"{'workload':<9}{'dtype':<7}{'path':<7}{'ms':>10}{'tokens/s':>11}{'vs eager':>10}{'max|diff|':>11}"]
     for t in timings:
