@@ -42,6 +42,9 @@ PATHS = ("eager", "sdpa", "fast")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 #: Timed calls per path (the median is reported) and untimed calls before them.
 RUNS, WARMUP = 10, 2
+#: The most timed calls a benchmark takes per contender: a median of a thousand is as
+#: steady as it gets, and bert-base's W3 at a second a call would already take hours.
+MAX_RUNS = 1000
 #: Seconds of quiet before each timed call: a call's threads spin for a while after it
 #: returns (torch's about 10 ms) and would steal a core from whichever path came next.
 SETTLE_S = 0.06
@@ -180,8 +183,8 @@ def check_cases(workloads: tuple[str, ...], dtypes: tuple[str, ...], known_dtype
     for name in dtypes:
         if name not in known_dtypes:
             raise ValueError(f"dtype {name!r} is not one of {sorted(known_dtypes)}")
-    if runs < 1:
-        raise ValueError(f"runs must be at least 1, got {runs}")
+    if not 1 <= runs <= MAX_RUNS:
+        raise ValueError(f"runs must be between 1 and {MAX_RUNS}, got {runs}")
 
 
 def run_speed(workloads: tuple[str, ...] = DEFAULT_WORKLOADS, dtypes: tuple[str, ...] | None = None,

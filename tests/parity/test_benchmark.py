@@ -134,7 +134,8 @@ def test_gemm_flops_counts_linears_on_real_tokens_and_attention_per_sequence():
 
 @pytest.mark.parametrize("argv, message", [
     (["benchmark", "--workload", "W9"], "invalid choice: 'W9'"),
-    (["benchmark", "--runs", "0"], "runs must be at least 1"),
+    (["benchmark", "--runs", "0"], "runs must be between 1 and 1000, got 0"),
+    (["benchmark", "--runs", "1000000000"], "runs must be between 1 and 1000, got 1000000000"),
     (["benchmark", "--dtype", "int4"], "invalid choice: 'int4'"),
 ])
 def test_cli_refuses_bad_arguments_in_one_line(argv, message, capsys):

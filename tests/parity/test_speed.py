@@ -53,7 +53,8 @@ def test_the_timings_are_alternated_in_rotating_order(monkeypatch):
 @pytest.mark.parametrize("kwargs, message", [
     (dict(workloads=("W9",)), "workload 'W9' is not one of"),
     (dict(dtypes=("fp16",)), "dtype 'fp16' is not one of"),
-    (dict(runs=0), "runs must be at least 1, got 0"),
+    (dict(runs=0), "runs must be between 1 and 1000, got 0"),
+    (dict(runs=10**9), "runs must be between 1 and 1000, got 1000000000"),
 ])
 def test_bad_cases_are_refused_before_anything_is_built(kwargs, message):
     with pytest.raises(ValueError, match=message):
