@@ -55,7 +55,7 @@ from mini_hf_bert.modeling_bert import BertModel
 from mini_hf_bert.parity.compare import rms_diff
 from mini_hf_bert.parity.speed import (  # noqa: F401  (the workloads and timing rules are the package's benchmark's)
     BERT_BASE, SETTLE_S, WORKLOADS, Workload, check_cases, machine_description, make_inputs, median_ms,
-    time_alternating)
+    seeded_reference, time_alternating)
 
 logger = logging.getLogger(__name__)
 
@@ -348,12 +348,7 @@ def run_benchmark(workloads: tuple[str, ...] = tuple(WORKLOADS), dtypes: tuple[s
         if name not in PEERS:
             raise ValueError(f"peer {name!r} is not one of {PEERS}")
     config = config or BertConfig(**BERT_BASE)
-    torch.manual_seed(0)
-    base = BertModel(dataclasses.replace(config, attn_implementation="eager")).eval().requires_grad_(False)
-    state = base.state_dict()
-    inputs = {name: make_inputs(WORKLOADS[name], config.vocab_size) for name in workloads}
-    with torch.inference_mode():  # the fp32 reference every max|diff| is taken against
-        references = {name: base(ids, attention_mask=mask).last_hidden_state for name, (ids, mask) in inputs.items()}
+    state, inputs, references = seeded_reference(config, workloads)  # the fp32 outputs every max|diff| is taken against
     timings: list[Timing] = []
     rooflines: dict[tuple[str, str], tuple[float, float]] = {}
     extra_memory: dict[str, int] = {}

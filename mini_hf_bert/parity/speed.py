@@ -187,6 +187,21 @@ def check_cases(workloads: tuple[str, ...], dtypes: tuple[str, ...], known_dtype
         raise ValueError(f"runs must be between 1 and {MAX_RUNS}, got {runs}")
 
 
+def seeded_reference(config: BertConfig, workloads: tuple[str, ...]) -> tuple[dict, dict, dict]:
+    """What every contender of a benchmark is measured against: the state dict of a seeded
+    eager BertModel of ``config``'s shape, each workload's inputs (ids, mask), and that
+    model's fp32 ``last_hidden_state`` on them (B, T, H).
+
+    transformers: none
+    """
+    torch.manual_seed(0)
+    reference = BertModel(dataclasses.replace(config, attn_implementation="eager")).eval().requires_grad_(False)
+    inputs = {name: make_inputs(WORKLOADS[name], config.vocab_size) for name in workloads}
+    with torch.inference_mode():
+        outputs = {name: reference(ids, attention_mask=mask).last_hidden_state for name, (ids, mask) in inputs.items()}
+    return reference.state_dict(), inputs, outputs
+
+
 def run_speed(workloads: tuple[str, ...] = DEFAULT_WORKLOADS, dtypes: tuple[str, ...] | None = None,
               runs: int = RUNS, config: BertConfig | None = None,
               progress: Callable[[str], None] | None = None) -> list[PathTiming]:
@@ -203,13 +218,7 @@ def run_speed(workloads: tuple[str, ...] = DEFAULT_WORKLOADS, dtypes: tuple[str,
     dtypes = default_dtypes() if dtypes is None else dtypes
     check_cases(workloads, dtypes, DTYPES, runs)
     config = config or BertConfig(**BERT_BASE)
-    torch.manual_seed(0)
-    reference = BertModel(dataclasses.replace(config, attn_implementation="eager")).eval().requires_grad_(False)
-    state = reference.state_dict()
-    inputs = {name: make_inputs(WORKLOADS[name], config.vocab_size) for name in workloads}
-    with torch.inference_mode():  # the fp32 output every max|diff| is taken against
-        expected = {name: reference(ids, attention_mask=mask).last_hidden_state
-                    for name, (ids, mask) in inputs.items()}
+    state, inputs, expected = seeded_reference(config, workloads)  # every max|diff| is taken against expected
     timings = []
     for dtype_name in dtypes:
         models = {}
