@@ -159,6 +159,9 @@ def resolve_hub_id(
     ``read_index`` reads a sharded checkpoint's ``*.index.json`` into its weight map, to
     know the shards to download (``hf_format.read_index_file``, which ``resolve`` passes):
     this module reads no checkpoint format itself, so it stays below the format readers."""
+    if required is None and read_index is None:  # a caller's mistake: said before any lookup or download
+        raise TypeError("resolve_hub_id: a whole checkpoint (no required files) needs read_index, "
+                        "the reader of a sharded checkpoint's index (hf_format.read_index_file)")
     cache_dir = os.fspath(cache_dir) if cache_dir is not None else hub_cache_dir()
     revision = check_revision(revision)
     snapshot = find_cached_snapshot(repo_id, revision, cache_dir, required)
@@ -211,8 +214,6 @@ def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, wher
             anchor = fetch(CONFIG_NAME)
             weights_path = first_of(WEIGHTS_FILE_NAMES)
             if weights_path.endswith(".index.json"):
-                if read_index is None:
-                    raise ValueError("resolve_hub_id: a sharded checkpoint needs read_index to list its shards")
                 for shard in sorted(set(read_index(weights_path).values())):
                     fetch(shard)
         for name in TOKENIZER_FILE_NAMES:

@@ -268,3 +268,13 @@ def test_tokenizer_files_download_when_not_cached(tmp_path, monkeypatch, minilm_
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", FakeHub({"config.json": b"{}"}))
     with pytest.raises(FileNotFoundError, match="the repo has none of vocab.txt, tokenizer.json"):
         mini_hf_bert.BertTokenizer.from_pretrained("someone/other-bert")
+
+
+def test_a_whole_checkpoint_needs_the_index_reader_before_anything_is_looked_up(tmp_path):
+    """hub reads no checkpoint format (so it stays below the format readers): resolve passes
+    the index reader; a caller that forgets it is told at once, not after a download."""
+    from mini_hf_bert.checkpoints.hub import resolve_hub_id
+
+    with pytest.raises(TypeError, match="needs read_index"):
+        resolve_hub_id("google-bert/bert-base-uncased", cache_dir=str(tmp_path))
+    assert os.listdir(tmp_path) == []
