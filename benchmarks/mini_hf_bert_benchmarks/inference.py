@@ -54,12 +54,11 @@ from mini_hf_bert.configuration_bert import BertConfig
 from mini_hf_bert.modeling_bert import BertModel
 from mini_hf_bert.parity.compare import rms_diff
 from mini_hf_bert.parity.speed import (  # noqa: F401  (the workloads and timing rules are the package's benchmark's)
-    BERT_BASE, SETTLE_S, WORKLOADS, Workload, check_cases, machine_description, make_inputs, median_ms,
+    BERT_BASE, DTYPES, SETTLE_S, WORKLOADS, Workload, check_cases, machine_description, make_inputs, median_ms,
     seeded_reference, time_alternating)
 
 logger = logging.getLogger(__name__)
 
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 #: Timed calls per contender (the median is reported) and untimed calls before them.
 RUNS, QUICK_RUNS, WARMUP = 15, 10, 2
 #: The reference every ratio is taken against.
