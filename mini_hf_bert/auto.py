@@ -35,7 +35,8 @@ from .modeling_bert import (
     BertModel,
     BertPreTrainedModel,
 )
-from .tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError
+from .tokenization_bert import BertTokenizer
+from .tokenization_utils_base import TOKENIZER_CONFIG_FILE, TokenizerFileError
 
 #: The model types these classes read, and what each tokenizer_config.json may name.
 SUPPORTED_MODEL_TYPES = ("bert",)

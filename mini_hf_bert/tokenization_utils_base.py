@@ -5,14 +5,16 @@ collators call), ``batch_decode``, ``from_pretrained``, and the tokenizer files'
 
 The algorithm itself, BERT's normalizer, pre-tokenizer and WordPiece, is in
 ``tokenization_bert.py``; ``BertTokenizer`` subclasses ``PreTrainedTokenizerBase`` and
-supplies what this class calls: ``_tokens_with_offsets`` / ``_word_tokens`` (text to
-tokens with spans), ``_token_id`` / ``_id_to_token`` / ``_normalize`` (the vocabulary and
-normalizer), ``build_inputs_with_special_tokens`` and its siblings (the [CLS] A [SEP] B
-[SEP] template), ``decode`` and ``_from_directory``.
+supplies what this class calls: ``_ordinary_tokens`` (text without special or added
+tokens to wordpieces with spans), ``_normalize`` and ``_word_start`` (its normalizer, and
+where a text may be cut between words), ``vocab`` (a {token: id} dict),
+``build_inputs_with_special_tokens`` and its siblings (the [CLS] A [SEP] B [SEP]
+template), ``decode`` and ``_from_directory``.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import operator
 import os
@@ -1108,6 +1110,134 @@ class PreTrainedTokenizerBase:
         if not isinstance(sequences, (list, tuple)):
             raise TypeError(f"sequences must be a list of id lists (or a 2-D tensor), got {_kind(sequences)}")
         return [self.decode(s, skip_special_tokens, clean_up_tokenization_spaces) for s in sequences]
+
+    # ------------------------------------------------------------- the vocabulary
+    # A WordPiece vocabulary (``self.vocab``, {token: id}) and the tokens added after it.
+
+    def require_special_tokens_in_vocabulary(self) -> None:
+        """Raise TokenizerFileError, naming the file, if a special token had to be added
+        after the vocabulary: a model's embedding table has a row per vocabulary entry, so
+        an added token's id lies past it. The commands that pair a vocabulary with a
+        checkpoint or build a model on one call this."""
+        source, missing, size = self._specials_added_to
+        if missing:
+            raise TokenizerFileError(
+                f"{source}: the special tokens {missing} are not in the vocabulary "
+                f"({size} tokens); a BERT vocab.txt holds [PAD], [UNK], [CLS], [SEP] and [MASK]"
+            )
+
+    @property
+    def vocab_size(self) -> int:
+        """The size of ``vocab.txt``, without added tokens (``len(tokenizer)`` counts them)."""
+        return len(self.vocab)
+
+    def __len__(self) -> int:
+        return len(self.vocab) + len({i for i, _ in self._added.values() if i >= len(self.vocab)})
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self.vocab) | self.added_tokens_encoder
+
+    def _token_id(self, token: str) -> int:
+        added = self._added.get(token)
+        if added is not None:
+            return added[0]
+        return self.vocab.get(token, self.vocab[self.unk_token])
+
+    def convert_tokens_to_ids(self, tokens: str | Sequence[str]) -> int | list[int]:
+        """Token(s) -> id(s); a token not in the vocabulary -> the ``[UNK]`` id."""
+        if isinstance(tokens, str):
+            return self._token_id(tokens)
+        if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+            raise TypeError(f"tokens must be a str or a list of str, got {_kind(tokens)}")
+        return [self._token_id(t) for t in tokens]
+
+    def _id_to_token(self, index: int) -> str:
+        added = self._added_names.get(index)
+        if added is not None:
+            return added
+        token = self.ids_to_tokens.get(index)
+        if token is None:
+            raise IndexError(f"token id {index} is outside the vocabulary (0..{len(self) - 1})")
+        return token
+
+    # ------------------------------------------------------------- text -> tokens
+    # Special and added tokens are found first and kept whole; the text between them goes
+    # to the subclass's ``_ordinary_tokens`` (its algorithm), ``_normalize`` and
+    # ``_word_start`` (where a text may be cut between words).
+
+    def _tokens_with_offsets(self, text: str, most: int | None = None) -> list[tuple[str, int, int, int]]:
+        """``text`` -> [(wordpiece, start, end, word)]: spans in characters of ``text``, and
+        the index of the pre-tokenizer word each piece came from (``word_ids``).
+
+        ``most``: only the first ``most`` pieces are wanted (truncation keeps no more), so
+        the text is read in stretches that end between words, and reading stops once they
+        are found: a book cut to 512 tokens costs what its first pages cost."""
+        out: list[tuple[str, int, int, int]] = []
+        position = words = 0
+        # A normalized added token spelled with a space could straddle two stretches.
+        in_stretches = most is not None and not any(" " in key for key in self._normalized_added)
+        segments = itertools.chain(((m.start(), m.end()) for m in self._special_pattern.finditer(text)),
+                                   [(len(text), len(text))])
+        for start, end in segments:
+            if most is not None and len(out) >= most:
+                break
+            if position == start:  # two special tokens side by side: no text between them
+                pieces = []
+            else:
+                pieces = stretches(text, position, start, self._word_start) if in_stretches else [(position, start)]
+            for a, b in pieces:
+                tokens, count = self._added_and_ordinary_tokens(text[a:b], a, words)
+                out.extend(tokens)
+                words += count
+                if most is not None and len(out) >= most:
+                    return out[:most]
+            if start < end:
+                matched = text[start:end]  # with lstrip / rstrip, the whitespace it took too
+                content = matched if matched in self._raw_tokens else matched.strip()
+                out.append((content, start, end, words))  # a special token is a word of its own
+                words += 1
+            position = end
+        return out if most is None else out[:most]
+
+    def _added_and_ordinary_tokens(self, text: str, offset: int, first_word: int) -> tuple[list[tuple[str, int, int, int]], int]:
+        """Normalized added tokens, found in the normalized text, then the rest as usual."""
+        if self._normalized_pattern is None:
+            return self._ordinary_tokens(text, offset, first_word)
+        normalized, origins = self._normalize(text)
+        out: list[tuple[str, int, int, int]] = []
+        position = words = 0
+        matches = [(origins[m.start()], origins[m.end() - 1] + 1, m.group()) for m in self._normalized_pattern.finditer(normalized)]
+        for start, end, key in matches + [(len(text), len(text), None)]:
+            if position < start:
+                tokens, count = self._ordinary_tokens(text[position:start], offset + position, first_word + words)
+                out.extend(tokens)
+                words += count
+            if key is not None:  # an added token is a word of its own
+                out.append((self._normalized_added[key], offset + start, offset + end, first_word + words))
+                words += 1
+            position = max(position, end)
+        return out, words
+
+    def _word_tokens(self, words: list[str], most: int | None = None) -> list[tuple[str, int, int, int]]:
+        """Pre-split words -> [(wordpiece, start, end, word)]: each word tokenized alone,
+        offsets within it, and its position in ``words`` as the word id; with ``most``, the
+        first ``most`` pieces only, reading no further words than they need."""
+        out: list[tuple[str, int, int, int]] = []
+        for index, word in enumerate(words):
+            if most is not None and len(out) >= most:
+                return out[:most]
+            out += [(piece, start, end, index) for piece, start, end, _ in self._tokens_with_offsets(word, most)]
+        return out if most is None else out[:most]
+
+    #: transformers 5.x reads "tokenizers" as "has the Rust-backed tokenizers' API" (offsets,
+    #: word_ids, sequence_ids: its token-classification and QA pipelines ask), which this
+    #: tokenizer has; it holds no Rust tokenizer.
+    backend = "tokenizers"
+
+    @property
+    def pad_token_type_id(self) -> int:
+        """The token type padding positions get: 0 (transformers' data collators read it)."""
+        return 0
 
     # ------------------------------------------------------------- files
     @classmethod

@@ -37,7 +37,8 @@ from mini_hf_bert.file_utils import write_text  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "tokenizer_speed.md")
 DATA = os.path.join(ROOT, "docs", "tokenizer_speed.json")
 #: What the figures depend on (tools/docs_status.py watches them).
-MEASURED_SOURCES = ("tools/benchmark_tokenizer.py", "mini_hf_bert/tokenization_bert.py", "mini_hf_bert/tokenization_utils_base.py")
+MEASURED_SOURCES = ("tools/benchmark_tokenizer.py", "mini_hf_bert/tokenization_bert.py", "mini_hf_bert/tokenization_bert_fast.py",
+                    "mini_hf_bert/tokenization_utils.py", "mini_hf_bert/tokenization_utils_base.py")
 STDLIB_MODULES = ("os", "re", "json", "collections", "itertools", "functools", "pathlib", "typing", "argparse",
                   "logging", "datetime", "decimal", "fractions", "statistics", "string", "textwrap", "threading",
                   "subprocess", "shutil", "tarfile", "zipfile", "csv", "email.message", "http.client", "urllib.parse",

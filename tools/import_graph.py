@@ -25,7 +25,7 @@ PACKAGE = "mini_hf_bert"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared machinery", (
         "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "file_utils", "limits", "cpu_capability",
-        "unicode_tables", "tokenization_utils_base", "integrations.sdpa_attention", "integrations.model_forwards",
+        "unicode_tables", "tokenization_utils", "tokenization_utils_base", "integrations.sdpa_attention", "integrations.model_forwards",
         "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
         "checkpoints.tf_bundle", "checkpoints.layout", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
         "checkpoints.resolve", "checkpoints.loading", "checkpoints.saving", "checkpoints.fingerprints",
@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("BERT", (
         "configuration_bert", "modeling_bert", "modeling_bert_extras", "modeling_bert_fast", "tokenization_bert",
+        "tokenization_bert_fast", "tokenization_bert_files",
         "validation", "auto",
     )),
     ("tools", (

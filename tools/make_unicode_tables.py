@@ -1,5 +1,5 @@
 """Write mini_hf_bert/unicode_tables.py: where transformers' fast BERT tokenizer classifies a
-character differently from the rules in mini_hf_bert/tokenization_bert.py.
+character differently from the rules in mini_hf_bert/tokenization_utils.py.
 
     .venv/bin/python tools/make_unicode_tables.py      # needs the `tokenizers` package (a dev dependency)
 
@@ -56,7 +56,7 @@ def compute() -> dict:
     import tokenizers
     from tokenizers import normalizers, pre_tokenizers
 
-    from mini_hf_bert import tokenization_bert as tb
+    from mini_hf_bert import tokenization_utils as tb
 
     def normalizer(**flags):
         options = dict(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=False)

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import torch
 
-from mini_hf_bert.tokenization_bert import BertTokenizer, _is_chinese_char
+from mini_hf_bert.tokenization_bert import BertTokenizer  # noqa: E402
+from mini_hf_bert.tokenization_utils import is_chinese_char
 
 #: The neighbour standing in for the sentence's edges (the [CLS] and [SEP] BERT sees there).
 EDGE = "[EDGE]"
@@ -126,7 +127,7 @@ def _maskable(sentences: Iterable[str], tokenizer: BertTokenizer) -> Iterator[tu
         tokens = tokenizer.tokenize(sentence)
         if not MIN_SENTENCE_TOKENS <= len(tokens) <= MAX_SENTENCE_TOKENS:
             continue
-        candidates = [i for i, t in enumerate(tokens) if len(t) == 1 and _is_chinese_char(ord(t))]
+        candidates = [i for i, t in enumerate(tokens) if len(t) == 1 and is_chinese_char(ord(t))]
         if candidates:
             yield tokens, candidates
 

@@ -40,7 +40,9 @@ from .. import modeling_bert
 from ..configuration_bert import BertConfig
 from ..file_utils import check_destination, staged_directory  # noqa: F401  (check_destination: importable from here too)
 from ..limits import Limits
-from ..tokenization_bert import TOKENIZER_CONFIG_FILE, BertTokenizer, TokenizerFileError, infer_do_lower_case, load_vocab
+from ..tokenization_bert import BertTokenizer, load_vocab
+from ..tokenization_bert_files import infer_do_lower_case
+from ..tokenization_utils_base import TOKENIZER_CONFIG_FILE, TokenizerFileError
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +94,7 @@ def convert(
         progress: a progress bar while reading a Google checkpoint.
         do_lower_case: the casing to record for the tokenizer. None: keep the source's
             ``tokenizer_config.json``, or, without one, infer it from Google's release
-            name or from the vocabulary (``tokenization_bert.infer_do_lower_case``).
+            name or from the vocabulary (``tokenization_bert_files.infer_do_lower_case``).
         limits: the bounds on the model the config describes and on a zip
             (``mini_hf_bert.Limits``; None: the defaults).
     """

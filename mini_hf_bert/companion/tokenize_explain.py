@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import tokenization_bert as tb
-from ..tokenization_bert import BertTokenizer
+from ..tokenization_bert import BertTokenizer, whitespace_tokenize
+from ..tokenization_utils import lower_case, strip_accents
 
 # --------------------------------------------------------------------------------------
 # How a text becomes tokens, stage by stage
@@ -97,26 +97,12 @@ def explain_tokenization(tokenizer: BertTokenizer, text: str) -> TokenizationExp
         "special tokens", f"the special tokens ({', '.join(tokenizer.all_special_tokens)}) in the text stay whole",
         [piece if special else repr(piece) for piece, special in segments], skipped=not specials)]
 
-    def clean(piece: str) -> str:
-        out = []
-        for char in piece:
-            cp = ord(char)
-            if cp == 0 or cp == 0xFFFD or tb._is_control(char):
-                continue
-            out.append(" " if tb._is_whitespace(char) else char)
-        return "".join(out)
-
-    cleaned = per_segment(clean)
+    cleaned = per_segment(basic._clean_text)
     stages.append(TokenizationStage(
         "clean-up", "drop NUL, U+FFFD and control characters; every whitespace character becomes a space",
         "".join(str(p) if s else p for p, s in cleaned)))
 
-    def split_cjk(piece: str) -> str:
-        if not basic.tokenize_chinese_chars:
-            return piece
-        return "".join(f" {c} " if tb._is_chinese_char(ord(c)) else c for c in piece)
-
-    spaced = [(p if s else split_cjk(p), s) for p, s in cleaned]
+    spaced = [(p if s or not basic.tokenize_chinese_chars else basic._tokenize_chinese_chars(p), s) for p, s in cleaned]
     stages.append(TokenizationStage(
         "CJK split", "a space on both sides of every CJK ideograph: each becomes a word of its own",
         "".join(p for p, _ in spaced), skipped=not basic.tokenize_chinese_chars))
@@ -126,19 +112,19 @@ def explain_tokenization(tokenizer: BertTokenizer, text: str) -> TokenizationExp
         if special:
             words.append((piece, True))
         else:
-            words.extend((w, w in basic.never_split) for w in tb.whitespace_tokenize(piece))
+            words.extend((w, w in basic.never_split) for w in whitespace_tokenize(piece))
     stages.append(TokenizationStage("whitespace split", "split on runs of spaces", [w for w, _ in words]))
 
     def map_chars(fn, active: bool) -> list[tuple[str, bool]]:
         if not active:
             return words
-        return [(w if whole else "".join(fn(c) for c in w), whole) for w, whole in words]
+        return [(w if whole else fn(w), whole) for w, whole in words]
 
-    words = map_chars(tb._strip_accents, basic._strip)
+    words = map_chars(strip_accents, basic._strip)
     stages.append(TokenizationStage(
         "accent stripping", "NFD-decompose each character and drop the combining marks (é -> e)",
         [w for w, _ in words], skipped=not basic._strip))
-    words = map_chars(tb._lower, basic.do_lower_case)
+    words = map_chars(lower_case, basic.do_lower_case)
     stages.append(TokenizationStage(
         "lower-casing", "lower-case every character (an uncased vocabulary)",
         [w for w, _ in words], skipped=not basic.do_lower_case))
@@ -148,19 +134,7 @@ def explain_tokenization(tokenizer: BertTokenizer, text: str) -> TokenizationExp
         if whole:
             split.append(word)
             continue
-        current = ""
-        for c in word:
-            if tb._is_whitespace(c):
-                split.append(current) if current else None
-                current = ""
-            elif basic.do_split_on_punc and tb._is_punctuation(c):
-                split.append(current) if current else None
-                split.append(c)
-                current = ""
-            else:
-                current += c
-        if current:
-            split.append(current)
+        split.extend(basic._run_split_on_punc(word))
     stages.append(TokenizationStage(
         "punctuation split", "every punctuation character (and every ASCII non-alphanumeric) becomes a word of its own",
         split, skipped=not basic.do_split_on_punc))

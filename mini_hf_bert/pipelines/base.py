@@ -12,7 +12,8 @@ from typing import Any
 import torch
 
 from ..checkpoints.loading import resolve_dtype
-from ..tokenization_bert import BatchEncoding, BertTokenizer
+from ..tokenization_bert import BertTokenizer
+from ..tokenization_utils_base import BatchEncoding
 
 #: The padding value of each key when features are batched (transformers' ``pad_collate_fn``):
 #: padding is no token (attention 0), segment 0, and never part of an answer (masks 1).

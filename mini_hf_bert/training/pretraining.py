@@ -94,10 +94,10 @@ def build_vocabulary(documents: list[list[str]], builder: str = "auto", vocab_si
     if builder not in VOCAB_BUILDERS:
         raise ValueError(f"build_vocab={builder!r}: expected one of {VOCAB_BUILDERS}")
     if builder == "auto":
-        from ..tokenization_bert import _is_chinese_char
+        from ..tokenization_utils import is_chinese_char
 
         text = "".join(s for d in documents for s in d)
-        cjk = sum(1 for c in text if _is_chinese_char(ord(c)))
+        cjk = sum(1 for c in text if is_chinese_char(ord(c)))
         builder = "chars" if cjk >= CJK_SHARE_FOR_CHARS * max(1, len(text.replace(" ", ""))) else "wordpiece"
     if builder == "chars":
         return build_char_vocab(documents)

@@ -52,7 +52,8 @@ import torch
 
 from ..file_utils import read_file
 from .progress import progress_bar
-from ..tokenization_bert import BertTokenizer, _is_chinese_char
+from ..tokenization_bert import BertTokenizer
+from ..tokenization_utils import is_chinese_char
 
 #: [CLS] A [SEP] B [SEP]: the tokens every instance spends on special tokens.
 NUM_SPECIAL_TOKENS = 3
@@ -243,10 +244,10 @@ def _tokenize_sentence(tokenizer: BertTokenizer, sentence, whole_word_mask: bool
         offset += len(word)
     marked, cursor = [], 0
     for token in tokens:
-        if len(token) == 1 and _is_chinese_char(ord(token)):  # one character of the text, in order
+        if len(token) == 1 and is_chinese_char(ord(token)):  # one character of the text, in order
             position = text.index(token, cursor)
             cursor = position + 1
-            if position not in starts and marked and _is_chinese_char(ord(marked[-1][-1])):
+            if position not in starts and marked and is_chinese_char(ord(marked[-1][-1])):
                 token = "##" + token
         marked.append(token)
     return marked
@@ -254,7 +255,7 @@ def _tokenize_sentence(tokenizer: BertTokenizer, sentence, whole_word_mask: bool
 
 def _unmark(token: str) -> str:
     """A token as the instance shows it: a Chinese character's whole-word mark removed."""
-    return token[2:] if len(token) == 3 and token.startswith("##") and _is_chinese_char(ord(token[2])) else token
+    return token[2:] if len(token) == 3 and token.startswith("##") and is_chinese_char(ord(token[2])) else token
 
 
 def _truncate_pair(tokens_a: list[str], tokens_b: list[str], room: int, rng: random.Random) -> None:

@@ -15,7 +15,7 @@ import pytest
 import mini_hf_bert
 from mini_hf_bert import modeling_bert_fast
 from mini_hf_bert.checkpoints import CheckpointError
-from mini_hf_bert.tokenization_bert import TokenizerFileError
+from mini_hf_bert.tokenization_utils_base import TokenizerFileError
 
 from ..conftest import small_config_kwargs
 from .test_resource_bounds import REFUSAL_SECONDS, _within

@@ -27,7 +27,7 @@ if os.environ.get("MINI_HF_BERT_CONFORMANCE", "mini_hf_bert") == "transformers":
 else:
     import mini_hf_bert as library
     import mini_hf_bert.tokenization_bert as word_tokenization
-    import mini_hf_bert.tokenization_bert as character_classes
+    import mini_hf_bert.tokenization_utils as character_classes
 
     LOGGER_NAME = "mini_hf_bert"
     AddedToken = library.AddedToken

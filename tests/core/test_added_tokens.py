@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import mini_hf_bert
 from mini_hf_bert import AddedToken, BertTokenizer
 from mini_hf_bert.parity.compare import FP32_ATOL, MEAN_RESIZING_ATOL
-from mini_hf_bert.tokenization_bert import TokenizerFileError
+from mini_hf_bert.tokenization_utils_base import TokenizerFileError
 
 from ..conftest import make_model_pair, small_config_kwargs
 

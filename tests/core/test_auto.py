@@ -14,7 +14,7 @@ import transformers
 import mini_hf_bert
 from mini_hf_bert.configuration_bert import ConfigError
 from mini_hf_bert.parity.compare import FP32_ATOL
-from mini_hf_bert.tokenization_bert import TokenizerFileError
+from mini_hf_bert.tokenization_utils_base import TokenizerFileError
 
 from ..conftest import small_config_kwargs
 

@@ -1,0 +1,237 @@
+"""The files of a BERT tokenizer, read and written: ``vocab.txt`` (checked line by line),
+``tokenizer_config.json``, ``special_tokens_map.json``, a ``tokenizer.json`` of the fast
+tokenizer, and Google's checkpoint directories, whose case is read from their name or
+their vocabulary. ``BertTokenizer`` (``tokenization_bert.py``) calls these; the algorithm
+does not depend on them.
+
+transformers: none (its ``tokenization_utils_base.PreTrainedTokenizerBase.from_pretrained``
+and ``save_pretrained`` do this for every tokenizer)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any, NamedTuple
+
+from .file_utils import MAX_METADATA_BYTES, directory_lock, not_a_regular_file, read_file, write_json, write_text
+from .tokenization_utils_base import (
+    _OPTIONAL_SPECIAL_TOKEN_KEYS,
+    _SPECIAL_TOKEN_KEYS,
+    SPECIAL_TOKENS_MAP_FILE,
+    TOKENIZER_CONFIG_FILE,
+    TOKENIZER_FILE,
+    VERY_LARGE_INTEGER,
+    AddedToken,
+    TokenizerFileError,
+    _added_token_entry,
+    _added_tokens_of_config,
+    _is_kind,
+    _read_json,
+)
+
+logger = logging.getLogger(__name__)
+
+VOCAB_FILES_NAMES = {"vocab_file": "vocab.txt"}
+VOCAB_FILE = VOCAB_FILES_NAMES["vocab_file"]
+
+#: Google's releases say cased or uncased only in their directory name: the names
+#: google-research/bert's ``validate_case_matches_checkpoint`` lists, and the later
+#: releases named alike (the 24 small BERTs, whole-word masking: wwm_uncased_..., wwm_cased_...).
+_UNCASED_NAME = re.compile(r"^(uncased|multilingual|chinese|wwm_uncased)_")
+_CASED_NAME = re.compile(r"^(cased|multi_cased|wwm_cased)_")
+#: A vocabulary built from lower-cased text holds (almost) no token that lower-casing
+#: changes: such a token could never be produced. bert-base-cased's has thousands ("The",
+#: "John", "##A"); the uncased one none. Above this share of the vocabulary, it is cased.
+_CASED_VOCAB_SHARE = 0.01
+
+#: The tokenizer_config.json keys read, and what each must be.
+_TOKENIZER_CONFIG_KEYS = {
+    "do_lower_case": "true or false", "do_basic_tokenize": "true or false", "never_split": "a list of strings",
+    "tokenize_chinese_chars": "true or false", "strip_accents": "true or false", "model_max_length": "a number",
+    "clean_up_tokenization_spaces": "true or false", "unk_token": "a string", "sep_token": "a string",
+    "pad_token": "a string", "cls_token": "a string", "mask_token": "a string", "bos_token": "a string",
+    "eos_token": "a string",
+}
+
+
+class VocabularyNotFoundError(FileNotFoundError, TokenizerFileError):
+    """No vocabulary file at the path given: a FileNotFoundError, and the ValueError that
+    transformers' Python tokenizer raises for it.
+
+    transformers: none (``BertTokenizerLegacy`` raises ValueError)
+    """
+
+
+def read_vocab_lines(vocab_file: str | os.PathLike) -> list[str]:
+    """The tokens of a ``vocab.txt``, one per line, each problem a TokenizerFileError
+    naming the file (and the line, where there is one).
+
+    transformers: none (``load_vocab`` reads the lines unchecked)
+    """
+    path = os.fspath(vocab_file)
+    try:
+        data = read_file(path, MAX_METADATA_BYTES)
+    except FileNotFoundError:
+        raise VocabularyNotFoundError(f"{path}: no such vocabulary file") from None
+    except IsADirectoryError:
+        raise TokenizerFileError(f"{path}: is a directory, not a vocabulary file") from None
+    except OSError as e:
+        raise TokenizerFileError(f"{path}: cannot be read as a vocabulary file ({e.strerror})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise TokenizerFileError(f"{path}: line {line} is not UTF-8; a vocab.txt is one UTF-8 token per line") from None
+    if "\0" in text:
+        raise TokenizerFileError(f"{path}: contains NUL bytes; not a vocab.txt (one token per line)")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it does not start an empty token
+    if not lines:
+        raise TokenizerFileError(f"{path}: is empty; a vocab.txt holds one token per line")
+    return [line.rstrip("\r") for line in lines]
+
+
+def infer_do_lower_case(directory: str, vocab: dict[str, int]) -> tuple[bool, str]:
+    """Whether a Google checkpoint was trained lower-cased, and where that was read.
+
+    From the directory's name when it is one of Google's release names (as
+    google-research/bert's ``validate_case_matches_checkpoint`` reads it); otherwise from
+    the vocabulary: a cased one holds many tokens that lower-casing changes.
+
+    transformers: none (google-research/bert: ``tokenization.validate_case_matches_checkpoint``)
+    """
+    name = os.path.basename(os.path.normpath(directory))
+    if _UNCASED_NAME.match(name):
+        return True, f"Google's release name {name!r}"
+    if _CASED_NAME.match(name):
+        return False, f"Google's release name {name!r}"
+    changed = sum(1 for token in vocab if not (token.startswith("[") and token.endswith("]")) and token.lower() != token)
+    cased = changed > _CASED_VOCAB_SHARE * len(vocab)
+    return not cased, f"the vocabulary: {changed} of its {len(vocab)} tokens change under lower-casing"
+
+
+class TokenizerFiles(NamedTuple):
+    """What a tokenizer directory holds: the vocabulary (a file, or a tokenizer.json's
+    dict), the ``__init__`` arguments, and the added tokens with the file they came from.
+
+    transformers: none
+    """
+
+    vocab_file: str | None
+    vocab: dict[str, int] | None
+    kwargs: dict[str, Any]
+    added: list[tuple[int, AddedToken]]
+    extra: list[str]
+    source: str
+
+
+def read_tokenizer_directory(directory: str, overrides: dict[str, Any]) -> TokenizerFiles:
+    """A saved tokenizer, a hub snapshot or a Google checkpoint directory -> its files'
+    settings, ``overrides`` (``from_pretrained``'s keyword arguments) on top.
+
+    transformers: none (``PreTrainedTokenizerBase.from_pretrained`` reads the same files)
+    """
+    kwargs: dict[str, Any] = {}
+    for name in (TOKENIZER_CONFIG_FILE, VOCAB_FILE, TOKENIZER_FILE):
+        path = os.path.join(directory, name)
+        problem = not_a_regular_file(path) if os.path.lexists(path) else None
+        if problem:  # passing over it would silently load another tokenizer (lower-cased, say)
+            raise TokenizerFileError(f"{path}: {problem}")
+    config_path = os.path.join(directory, TOKENIZER_CONFIG_FILE)
+    config: dict = {}
+    if os.path.isfile(config_path):
+        config = _read_json(config_path)
+        for key, kind in _TOKENIZER_CONFIG_KEYS.items():
+            value = config.get(key)
+            if isinstance(value, dict):  # AddedToken serialised as {"content": ...}
+                value = value.get("content")
+            if value is not None and not _is_kind(value, kind):
+                raise TokenizerFileError(f"{config_path}: {key} must be {kind}, got {value!r}")
+            if value is not None or key == "strip_accents":
+                kwargs[key] = value
+        if isinstance(kwargs.get("model_max_length"), (int, float)) and kwargs["model_max_length"] >= VERY_LARGE_INTEGER:
+            kwargs["model_max_length"] = None
+    vocab_path = os.path.join(directory, VOCAB_FILE)
+    json_path = os.path.join(directory, TOKENIZER_FILE)
+    if not os.path.isfile(config_path) and os.path.isfile(os.path.join(directory, "bert_config.json")):
+        if os.path.isfile(vocab_path) and "do_lower_case" not in overrides:
+            tokens = {token: index for index, token in enumerate(read_vocab_lines(vocab_path))}
+            kwargs["do_lower_case"], reason = infer_do_lower_case(directory, tokens)
+            logger.info("%s: no tokenizer_config.json; do_lower_case=%s (%s)", directory, kwargs["do_lower_case"], reason)
+    kwargs.update(overrides)
+    added, extra, source = [], [], config_path
+    if os.path.isfile(config_path):
+        added, extra = _added_tokens_of_config(config_path, config)
+    if os.path.isfile(vocab_path):
+        return TokenizerFiles(vocab_path, None, kwargs, added, extra, source)
+    if not os.path.isfile(json_path):
+        raise FileNotFoundError(f"{directory}: no vocab.txt or tokenizer.json in this directory")
+    vocab, normalizer, json_added = _read_tokenizer_json(json_path)
+    for ours, theirs in (("do_lower_case", "lowercase"), ("strip_accents", "strip_accents"),
+                         ("tokenize_chinese_chars", "handle_chinese_chars")):
+        if ours not in overrides and theirs in normalizer:
+            kwargs[ours] = normalizer[theirs]
+    return TokenizerFiles(None, vocab, kwargs, added or json_added, extra, json_path if not added else config_path)
+
+
+def _read_tokenizer_json(path: str) -> tuple[dict[str, int], dict, list[tuple[int, AddedToken]]]:
+    """The WordPiece vocabulary, BertNormalizer settings and added tokens of a ``tokenizer.json``."""
+    data = _read_json(path)
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    vocab = model.get("vocab")
+    if model.get("type") != "WordPiece" or not isinstance(vocab, dict) or not vocab:
+        raise TokenizerFileError(f"{path}: not a WordPiece tokenizer.json (model.type {model.get('type')!r})")
+    if not all(isinstance(k, str) and isinstance(v, int) for k, v in vocab.items()):
+        raise TokenizerFileError(f"{path}: model.vocab must map token strings to integer ids")
+    normalizer = data.get("normalizer") if isinstance(data.get("normalizer"), dict) else {}
+    if normalizer.get("type") != "BertNormalizer":
+        logger.warning("%s: normalizer %r is not BertNormalizer; using BERT's", path, normalizer.get("type"))
+        normalizer = {}
+    entries = data.get("added_tokens") or []
+    if not isinstance(entries, list):
+        raise TokenizerFileError(f"{path}: added_tokens must be a list")
+    added = [_added_token_entry(e, e.get("id") if isinstance(e, dict) else None, path) for e in entries]
+    return vocab, normalizer, added
+
+
+def write_tokenizer_directory(tokenizer, save_directory: str | os.PathLike) -> list[str]:
+    """Write ``vocab.txt``, ``tokenizer_config.json`` and ``special_tokens_map.json`` of a
+    ``BertTokenizer`` (the directory created if needed), each whole or not at all, under the
+    directory's lock (a reader sees one save's set).
+
+    transformers: none (``PreTrainedTokenizerBase.save_pretrained``)
+    """
+    directory = os.fspath(save_directory)
+    vocab_path = os.path.join(directory, VOCAB_FILE)
+    ordered = sorted(tokenizer.vocab.items(), key=lambda item: item[1])
+    if [i for _, i in ordered] != list(range(len(ordered))):
+        raise ValueError("the vocabulary's ids are not 0..n-1 without gaps; it cannot be written as vocab.txt")
+    specials = {key: getattr(tokenizer, key) for key in (*_OPTIONAL_SPECIAL_TOKEN_KEYS, *_SPECIAL_TOKEN_KEYS)
+                if getattr(tokenizer, key) is not None}
+    config = {
+        "tokenizer_class": "BertTokenizer", "do_lower_case": tokenizer.do_lower_case,
+        "do_basic_tokenize": tokenizer.do_basic_tokenize,
+        "never_split": sorted(tokenizer.basic_tokenizer.never_split) or None,
+        "tokenize_chinese_chars": tokenizer.tokenize_chinese_chars, "strip_accents": tokenizer.strip_accents,
+        "clean_up_tokenization_spaces": tokenizer.clean_up_tokenization_spaces, **specials,
+    }
+    if tokenizer.model_max_length < VERY_LARGE_INTEGER:
+        config["model_max_length"] = tokenizer.model_max_length
+    if tokenizer._added:  # transformers 4.x and 5.x both read these two keys
+        config["added_tokens_decoder"] = {
+            str(index): {"content": token.content, "lstrip": token.lstrip, "normalized": tokenizer._is_normalized(token),
+                         "rstrip": token.rstrip, "single_word": False, "special": token.special}
+            for index, token in sorted(tokenizer.added_tokens_decoder.items())
+        }
+    if tokenizer.additional_special_tokens:
+        config["additional_special_tokens"] = list(tokenizer.additional_special_tokens)
+    paths = [vocab_path, os.path.join(directory, TOKENIZER_CONFIG_FILE), os.path.join(directory, SPECIAL_TOKENS_MAP_FILE)]
+    os.makedirs(directory, exist_ok=True)
+    with directory_lock(directory, exclusive=True):
+        write_text(vocab_path, "".join(token + "\n" for token, _ in ordered))
+        for path, content in zip(paths[1:], (config, specials)):
+            write_json(path, content)
+    return paths
