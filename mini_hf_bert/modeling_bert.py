@@ -54,6 +54,7 @@ from .modeling_outputs import (
     BaseModelOutputWithPoolingAndCrossAttentions,
     BertForPreTrainingOutput,
     CausalLMOutputWithCrossAttentions,
+    LayerOutputs,
     MaskedLMOutput,
     ModelOutput,
     MultipleChoiceModelOutput,
@@ -61,6 +62,7 @@ from .modeling_outputs import (
     QuestionAnsweringModelOutput,
     SequenceClassifierOutput,
     TokenClassifierOutput,
+    with_encoder_fields,
 )
 from .modeling_utils import ALL_MODEL_FORWARDS, PreTrainedModel, attention_function, check_attn_implementation
 from .pytorch_utils import (
@@ -370,9 +372,8 @@ class BertLayer(GradientCheckpointingLayer):
         """(B, T, H) -> (B, T, H), the probabilities (B, N, T, S), a decoder's cross-attention
         probabilities and new cache. ``attention_mask`` is additive, (B, 1, 1, S) or (B, 1, T, S);
         the other arguments are transformers 4.x's (modeling_bert_extras.py)."""
-        self_past = past_key_value[:2] if past_key_value is not None else None  # a decoder's (K, V)
         attention_output, probs, present = self.attention(
-            hidden_states, attention_mask, head_mask, past_key_value=self_past, output_attentions=output_attentions)
+            hidden_states, attention_mask, head_mask, past_key_value=past_key_value, output_attentions=output_attentions)
         cross_probs = None
         if self.is_decoder and encoder_hidden_states is not None:
             attention_output, cross_probs, present = extras.cross_attention(
@@ -410,13 +411,9 @@ class BertEncoder(nn.Module):
         """(B, T, H) embeddings -> last_hidden_state (B, T, H), and what was asked for: hidden_states
         L + 1 x (B, T, H), attentions L x (B, N, T, S), a decoder's past_key_values and cross_attentions.
         Arguments as BertLayer.forward's, one ``head_mask`` and cache per layer."""
-        if self.gradient_checkpointing and self.training and use_cache:
-            logger.warning("use_cache=True cannot be combined with gradient checkpointing in training; not caching")
-            use_cache = False
-        all_hidden_states = (hidden_states,) if output_hidden_states else None  # the embeddings first
-        all_attentions = () if output_attentions else None
-        all_cross_attentions = () if output_attentions and encoder_hidden_states is not None else None
-        next_cache = () if use_cache else None
+        use_cache = use_cache and extras.cache_allowed(self)
+        outputs = LayerOutputs(hidden_states, output_hidden_states, output_attentions,
+                               output_attentions and encoder_hidden_states is not None, use_cache)
         for i, layer_module in enumerate(self.layer):
             layer_inputs = (
                 hidden_states, attention_mask, head_mask[i] if head_mask is not None else None, encoder_hidden_states,
@@ -428,16 +425,8 @@ class BertEncoder(nn.Module):
                 hidden_states, probs, cross_probs, present = checkpointed_module_call(layer_module, *layer_inputs)
             else:
                 hidden_states, probs, cross_probs, present = layer_module(*layer_inputs)
-            if use_cache:
-                next_cache = next_cache + (present,)
-            if output_hidden_states:
-                all_hidden_states = all_hidden_states + (hidden_states,)
-            if output_attentions:
-                all_attentions = all_attentions + (probs,)
-                if all_cross_attentions is not None:
-                    all_cross_attentions = all_cross_attentions + (cross_probs,)
-        out = BaseModelOutputWithPastAndCrossAttentions(hidden_states, next_cache, all_hidden_states, all_attentions,
-                                                        all_cross_attentions)
+            outputs.add(hidden_states, probs, cross_probs, present)  # each kept where it was asked for
+        out = outputs.output(hidden_states)
         return out if return_dict else out.to_tuple()
 
 
@@ -610,9 +599,14 @@ class BertPreTrainedModel(PreTrainedModel):
             module.position_ids.copy_(torch.arange(module.position_ids.shape[-1]).expand((1, -1)))
             module.token_type_ids.zero_()
 
-    def _return(self, output: ModelOutput, return_dict: bool | None) -> ModelOutput | tuple:
+    def _return(self, output: ModelOutput, return_dict: bool | None, encoded: ModelOutput | None = None,
+                ) -> ModelOutput | tuple:
         """``output``, or the tuple of its non-None fields where ``return_dict`` (default
-        ``config.return_dict``) is false: every model's last line, as transformers' ``return_dict``."""
+        ``config.return_dict``) is false: every model's last line, as transformers' ``return_dict``.
+        With ``encoded`` (the encoder's output, under BertModel's or a task model's), its hidden
+        states and attentions (and a decoder's cache and cross-attentions) go into ``output`` unchanged."""
+        if encoded is not None:
+            output = with_encoder_fields(output, encoded)
         return_dict = self.config.return_dict if return_dict is None else return_dict
         return output if return_dict else output.to_tuple()
 
@@ -651,8 +645,8 @@ class BertModel(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,  # keyword-only from here: 4.x reads a 5th positional as head_mask, 5.x as inputs_embeds
         inputs_embeds: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
         head_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
@@ -670,8 +664,7 @@ class BertModel(BertPreTrainedModel):
         config = self.config
         output_attentions = config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
-        use_cache = (config.use_cache if use_cache is None else use_cache) if config.is_decoder else False
-        past_key_values = extras.legacy_cache(past_key_values)  # transformers' Cache objects (peft's prefix) as tuples
+        past_key_values, use_cache = extras.decoder_cache(config, past_key_values, use_cache)
         batch_size, seq_length, past_length = check_model_inputs(
             config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
             attention_mask, self.embeddings.word_embeddings.weight.dtype,
@@ -700,10 +693,8 @@ class BertModel(BertPreTrainedModel):
         )
         sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (B, H)
-        return self._return(BaseModelOutputWithPoolingAndCrossAttentions(
-            sequence_output, pooled_output, encoder_outputs.hidden_states, encoder_outputs.past_key_values,
-            encoder_outputs.attentions, encoder_outputs.cross_attentions,
-        ), return_dict)
+        out = BaseModelOutputWithPoolingAndCrossAttentions(sequence_output, pooled_output)
+        return self._return(out, return_dict, encoder_outputs)
 
     def _prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
         """{layer: heads} -> each layer's BertAttention.prune_heads (transformers 3.x-4.x)."""
@@ -767,11 +758,11 @@ class BertForPreTraining(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         next_sentence_label: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        head_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -798,13 +789,9 @@ class BertForPreTraining(BertPreTrainedModel):
             total_loss = masked_lm_loss + next_sentence_loss
 
         out = BertForPreTrainingOutput(
-            loss=total_loss,
-            prediction_logits=prediction_scores,
-            seq_relationship_logits=seq_relationship_score,
-            hidden_states=outputs.hidden_states,
-            attentions=outputs.attentions,
+            loss=total_loss, prediction_logits=prediction_scores, seq_relationship_logits=seq_relationship_score
         )
-        return self._return(out, return_dict)
+        return self._return(out, return_dict, outputs)
 
 
 class BertLMHeadModel(BertPreTrainedModel):
@@ -836,8 +823,8 @@ class BertLMHeadModel(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
         head_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
@@ -887,15 +874,8 @@ class BertLMHeadModel(BertPreTrainedModel):
             loss = token_cross_entropy(shifted_scores.view(-1, self.config.vocab_size).float(), shifted_labels.view(-1),
                                        num_items_in_batch)
 
-        out = CausalLMOutputWithCrossAttentions(
-            loss=loss,
-            logits=prediction_scores,
-            past_key_values=outputs.past_key_values,
-            hidden_states=outputs.hidden_states,
-            attentions=outputs.attentions,
-            cross_attentions=outputs.cross_attentions,
-        )
-        return self._return(out, return_dict)
+        out = CausalLMOutputWithCrossAttentions(loss=loss, logits=prediction_scores)
+        return self._return(out, return_dict, outputs)
 
 
 class BertForMaskedLM(BertPreTrainedModel):
@@ -927,8 +907,8 @@ class BertForMaskedLM(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
         head_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
@@ -957,10 +937,8 @@ class BertForMaskedLM(BertPreTrainedModel):
             loss = token_cross_entropy(prediction_scores.view(-1, self.config.vocab_size), labels.view(-1),
                                        num_items_in_batch)  # (B*T, V) vs (B*T,)
 
-        out = MaskedLMOutput(
-            loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-        return self._return(out, return_dict)
+        out = MaskedLMOutput(loss=loss, logits=prediction_scores)
+        return self._return(out, return_dict, outputs)
 
 
 class BertForNextSentencePrediction(BertPreTrainedModel):
@@ -984,10 +962,10 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        head_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -1008,10 +986,8 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
             check_class_labels("labels", labels, (seq_relationship_scores.shape[0],), 2)
             loss = nn.CrossEntropyLoss()(seq_relationship_scores.view(-1, 2), labels.view(-1))
 
-        out = NextSentencePredictorOutput(
-            loss=loss, logits=seq_relationship_scores, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-        return self._return(out, return_dict)
+        out = NextSentencePredictorOutput(loss=loss, logits=seq_relationship_scores)
+        return self._return(out, return_dict, outputs)
 
 
 class BertForSequenceClassification(BertPreTrainedModel):
@@ -1050,10 +1026,10 @@ class BertForSequenceClassification(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        head_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1088,10 +1064,8 @@ class BertForSequenceClassification(BertPreTrainedModel):
             else:  # multi_label_classification: C independent yes/no decisions
                 loss = nn.BCEWithLogitsLoss()(logits, labels)
 
-        out = SequenceClassifierOutput(
-            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-        return self._return(out, return_dict)
+        out = SequenceClassifierOutput(loss=loss, logits=logits)
+        return self._return(out, return_dict, outputs)
 
 
 class BertForMultipleChoice(BertPreTrainedModel):
@@ -1115,10 +1089,10 @@ class BertForMultipleChoice(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        head_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -1151,10 +1125,8 @@ class BertForMultipleChoice(BertPreTrainedModel):
             check_class_labels("labels", labels, (reshaped_logits.shape[0],), num_choices)
             loss = nn.CrossEntropyLoss()(reshaped_logits, labels)
 
-        out = MultipleChoiceModelOutput(
-            loss=loss, logits=reshaped_logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-        return self._return(out, return_dict)
+        out = MultipleChoiceModelOutput(loss=loss, logits=reshaped_logits)
+        return self._return(out, return_dict, outputs)
 
 
 class BertForTokenClassification(BertPreTrainedModel):
@@ -1178,10 +1150,10 @@ class BertForTokenClassification(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        head_mask: torch.Tensor | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         output_attentions: bool | None = None,
@@ -1209,10 +1181,8 @@ class BertForTokenClassification(BertPreTrainedModel):
             check_class_labels("labels", labels, tuple(logits.shape[:2]), self.num_labels)
             loss = token_cross_entropy(logits.view(-1, self.num_labels), labels.view(-1), num_items_in_batch)
 
-        out = TokenClassifierOutput(
-            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-        return self._return(out, return_dict)
+        out = TokenClassifierOutput(loss=loss, logits=logits)
+        return self._return(out, return_dict, outputs)
 
 
 class BertForQuestionAnswering(BertPreTrainedModel):
@@ -1239,11 +1209,11 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
-        *,
         inputs_embeds: torch.Tensor | None = None,
-        head_mask: torch.Tensor | None = None,
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
+        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        head_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -1278,11 +1248,5 @@ class BertForQuestionAnswering(BertPreTrainedModel):
             end_loss = loss_fct(end_logits, end_positions.clamp(0, seq_length))
             total_loss = (start_loss + end_loss) / 2
 
-        out = QuestionAnsweringModelOutput(
-            loss=total_loss,
-            start_logits=start_logits,
-            end_logits=end_logits,
-            hidden_states=outputs.hidden_states,
-            attentions=outputs.attentions,
-        )
-        return self._return(out, return_dict)
+        out = QuestionAnsweringModelOutput(loss=total_loss, start_logits=start_logits, end_logits=end_logits)
+        return self._return(out, return_dict, outputs)

@@ -22,11 +22,27 @@ transformers: the same code inline in 4.x's ``modeling_bert.py`` classes
 
 from __future__ import annotations
 
+import logging
+from typing import Protocol
+
 import torch
 from torch import nn
 
 from .masking_utils import invert_attention_mask
 from .pytorch_utils import prune_linear_layer
+
+logger = logging.getLogger(__name__)
+
+
+class DecoderConfig(Protocol):
+    """The config fields ``decoder_cache`` reads (a BertConfig has them), named by shape so
+    that this module stays below configuration_bert in the import graph.
+
+    transformers: none
+    """
+
+    is_decoder: bool
+    use_cache: bool
 
 #: The position embedding types that add relative-distance scores (Shaw et al., 2018;
 #: "relative_key_query" is method 4 of Huang et al., 2020).
@@ -137,6 +153,28 @@ def prune_attention_heads(attention: nn.Module, heads: list[int]) -> None:
 # --------------------------------------------------------------------------------------
 
 
+def decoder_cache(config: DecoderConfig, past_key_values: object, use_cache: bool | None) -> tuple[tuple | None, bool]:
+    """A call's cache and whether to extend it: ``past_key_values`` as tuples
+    (``legacy_cache``), and ``use_cache`` (default ``config.use_cache``) for a decoder only.
+
+    transformers 4.x: ``models.bert.modeling_bert.BertModel.forward`` (its ``use_cache`` lines)
+    """
+    use_cache = (config.use_cache if use_cache is None else use_cache) if config.is_decoder else False
+    return legacy_cache(past_key_values), use_cache
+
+
+def cache_allowed(encoder: nn.Module) -> bool:
+    """False, with a warning, where gradient checkpointing runs in training: the layers run
+    again in the backward pass, and a cache would be extended twice.
+
+    transformers 4.x: ``models.bert.modeling_bert.BertEncoder.forward`` (its ``use_cache`` warning)
+    """
+    if encoder.gradient_checkpointing and encoder.training:
+        logger.warning("use_cache=True cannot be combined with gradient checkpointing in training; not caching")
+        return False
+    return True
+
+
 def legacy_cache(past_key_values: object) -> tuple | None:
     """``past_key_values`` as per-layer (K, V) tuples: transformers' ``Cache`` objects (peft's
     prefix tuning passes a ``DynamicCache``, whose ``layers`` hold ``keys`` and ``values``)
@@ -175,7 +213,7 @@ def decoder_keys_and_values(
         return key, value
     key = attention.transpose_for_scores(attention.key(hidden_states))  # (B, N, T, D)
     value = attention.transpose_for_scores(attention.value(hidden_states))  # (B, N, T, D)
-    if past_key_value is not None:
+    if past_key_value is not None:  # the layer's cache: (self K, self V[, cross K, cross V])
         key = torch.cat([past_key_value[0], key], dim=2)  # (B, N, R+T, D)
         value = torch.cat([past_key_value[1], value], dim=2)  # (B, N, R+T, D)
     return key, value

@@ -267,3 +267,52 @@ class QuestionAnsweringModelOutput(ModelOutput):
     end_logits: torch.Tensor | None = None
     hidden_states: tuple[torch.Tensor, ...] | None = None
     attentions: tuple[torch.Tensor, ...] | None = None
+
+
+#: What a task model's output takes from its encoder's unchanged, where it has the field.
+ENCODER_FIELDS = ("past_key_values", "hidden_states", "attentions", "cross_attentions")
+
+
+def with_encoder_fields(output: ModelOutput, encoded: ModelOutput) -> ModelOutput:
+    """``output`` (a task model's) with the encoder's hidden states, attentions, and a
+    decoder's cache and cross-attentions copied in, each where ``output`` has the field.
+
+    transformers: none (each head's return statement names them one by one)
+    """
+    for name in ENCODER_FIELDS:
+        if name in output.__dataclass_fields__:
+            setattr(output, name, getattr(encoded, name))
+    return output
+
+
+class LayerOutputs:
+    """What an encoder returns besides its last hidden state, gathered layer by layer as
+    far as it was asked for: every hidden state (the embeddings first), every layer's
+    attention and cross-attention probabilities, and a decoder's new cache.
+
+    transformers: none (3.4 / 4.x grow these tuples in ``BertEncoder.forward``; 5.x records
+    them with hooks)
+    """
+
+    def __init__(self, embeddings: torch.Tensor, hidden_states: bool, attentions: bool, cross_attentions: bool,
+                 cache: bool) -> None:
+        self.hidden_states = [embeddings] if hidden_states else None
+        self.attentions = [] if attentions else None
+        self.cross_attentions = [] if cross_attentions else None
+        self.cache = [] if cache else None
+
+    def add(self, hidden_states: torch.Tensor, probs: torch.Tensor | None, cross_probs: torch.Tensor | None,
+            present: tuple | None) -> None:
+        """One layer's outputs, each kept where it was asked for."""
+        for kept, value in ((self.hidden_states, hidden_states), (self.attentions, probs),
+                            (self.cross_attentions, cross_probs), (self.cache, present)):
+            if kept is not None:
+                kept.append(value)
+
+    def output(self, last_hidden_state: torch.Tensor) -> BaseModelOutputWithPastAndCrossAttentions:
+        def as_tuple(kept: list | None) -> tuple | None:
+            return tuple(kept) if kept is not None else None
+
+        return BaseModelOutputWithPastAndCrossAttentions(
+            last_hidden_state, as_tuple(self.cache), as_tuple(self.hidden_states), as_tuple(self.attentions),
+            as_tuple(self.cross_attentions))

@@ -55,7 +55,7 @@ from .integrations.model_forwards import ALL_MODEL_FORWARDS, ModelForwardInterfa
 from .integrations.sdpa_attention import sdpa_attention_forward
 from .limits import Limits
 from .masking_utils import get_extended_attention_mask
-from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call, positional_call_error
+from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call
 
 logger = logging.getLogger(__name__)
 
@@ -168,18 +168,6 @@ class PreTrainedModel(nn.Module):
         # An attribute, not a property, as in transformers: peft reads it from the
         # instance's __dict__ to record base_model_name_or_path.
         self.name_or_path = config.name_or_path
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """``nn.Module.__call__``; a call written for an older transformers, with more
-        positional arguments than the forward takes, gets a TypeError that shows the
-        keyword form (``pytorch_utils.positional_call_error``) instead of Python's count."""
-        try:
-            return super().__call__(*args, **kwargs)
-        except TypeError:
-            better = positional_call_error(self, args)
-            if better is None:
-                raise
-            raise better from None
 
     # ------------------------------------------------------------------ init
     def post_init(self) -> None:

@@ -5,7 +5,6 @@ cut down when heads are pruned, and the shape check whose message names the dime
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Sequence
 
 import torch
@@ -119,32 +118,6 @@ def check_shape(name: str, tensor: torch.Tensor, expected: Sequence[int | None],
     if not ok:
         want = "(" + ", ".join("*" if e is None else str(e) for e in expected) + ")"
         raise ValueError(f"{name} must be {meaning} = {want}, got shape {shape}")
-
-
-#: What transformers 3.x's forwards (BERT's and the other encoders') read positionally after
-#: position_ids, in order; 4.x kept head_mask fifth, 5.x put inputs_embeds there.
-LEGACY_POSITIONAL_TAIL = ("head_mask", "inputs_embeds")
-
-
-def positional_call_error(model: nn.Module, args: tuple) -> TypeError | None:
-    """For a call that failed: a TypeError showing the keyword form when it had more
-    positional arguments than the forward takes (a call written for an older transformers,
-    ``model(ids, mask, tt, None, None)``); None when that was not the problem.
-
-    transformers: none (its forwards take Python's TypeError)
-    """
-    parameters = list(inspect.signature(type(model).forward).parameters.values())[1:]  # self left out
-    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(args) <= len(positional) or any(p.kind == p.VAR_POSITIONAL for p in parameters):
-        return None
-    extra = len(args) - len(positional)
-    tail = [name for name in LEGACY_POSITIONAL_TAIL if name in {p.name for p in parameters}]
-    named = [f"{name}=..." for name in tail[:extra]] + ["..."] * (extra > len(tail))
-    name = type(model).__name__
-    return TypeError(f"{name}() got {len(args)} positional arguments, but only {len(positional)} may be positional "
-                     f"({', '.join(positional)}): the rest are keyword-only. transformers 3.x and 4.x read the 5th as "
-                     f"head_mask, 5.x as inputs_embeds. Write the call as "
-                     f"{name}({', '.join(positional)}, {', '.join(named)})")
 
 
 def token_cross_entropy(logits: torch.Tensor, labels: torch.Tensor,

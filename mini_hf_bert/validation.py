@@ -98,6 +98,12 @@ def check_model_inputs(
             "with is_decoder=True and add_cross_attention=True to attend over an encoder's output"
         )
     past_length = _check_cache(config, past_key_values)
+    if torch.is_tensor(inputs_embeds) and inputs_embeds.dim() != 3:
+        raise ValueError(
+            f"inputs_embeds must be (batch, seq, hidden_size), got shape {tuple(inputs_embeds.shape)}. It is the 5th "
+            "positional argument, as in transformers 5.x; transformers 3.x and 4.x read the 5th as head_mask: pass "
+            "a head mask by keyword, head_mask=..."
+        )
     if (input_ids is None) == (inputs_embeds is None):
         raise ValueError("pass exactly one of input_ids or inputs_embeds")
     if input_ids is not None:

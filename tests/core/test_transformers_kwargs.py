@@ -6,6 +6,7 @@ name_or_path, and a saved config.json that does not claim a transformers version
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import warnings
@@ -248,21 +249,21 @@ def test_name_or_path_and_a_saved_config_that_claims_no_transformers_version(min
     assert saved["gradient_checkpointing"] is False  # other unknown keys are still kept
 
 
-@pytest.mark.parametrize("class_name", ["BertModel", "BertForPreTraining", "BertForSequenceClassification"])
-def test_a_transformers_3_positional_call_is_told_the_keyword_form(class_name):
-    """3.4.0's ``model(ids, mask, tt, None, None)``: the 5th is head_mask there, inputs_embeds
-    in 5.x; our forwards take four positionally and say how to write the rest."""
+@pytest.mark.parametrize("class_name", ["BertModel", "BertForPreTraining", "BertForSequenceClassification",
+                                        "BertForQuestionAnswering", "BertForMaskedLM"])
+def test_positional_arguments_follow_transformers_5(class_name):
+    """The positional order is 5.x's, class by class (inputs_embeds fifth, then the labels
+    where 5.x puts them); 3.4.0's ``model(ids, mask, tt, None, None)`` still means what it
+    meant, and a head mask passed fifth is refused with the keyword form."""
+    ours = list(inspect.signature(getattr(mini_hf_bert, class_name).forward).parameters.values())[1:]
+    theirs = list(inspect.signature(getattr(transformers, class_name).forward).parameters)[1:]
+    positional = [p.name for p in ours if p.kind == p.POSITIONAL_OR_KEYWORD]
+    assert positional == theirs[: len(positional)] and "inputs_embeds" in positional
     model = getattr(mini_hf_bert, class_name)(mini_hf_bert.BertConfig(
         vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8)).eval()
     ids = torch.tensor([[1, 2, 3]])
     mask, segments = torch.ones_like(ids), torch.zeros_like(ids)
-    with pytest.raises(TypeError) as error:
-        model(ids, mask, segments, None, None)
-    assert str(error.value).startswith(f"{class_name}() got 5 positional arguments, but only 4 may be positional")
-    assert f"{class_name}(input_ids, attention_mask, token_type_ids, position_ids, head_mask=...)" in str(error.value)
-    with pytest.raises(TypeError, match=r"head_mask=\.\.\., inputs_embeds=\.\.\., \.\.\.\)$"):
-        model(ids, mask, segments, None, None, None, None)
-    with torch.no_grad():  # the keyword form it shows works, and four positional arguments still do
-        keyword = model(ids, mask, segments, None, head_mask=None)
-        positional = model(ids, mask, segments, None)
-    assert torch.equal(keyword[0], positional[0])
+    with torch.no_grad():
+        assert torch.equal(model(ids, mask, segments, None, None)[0], model(ids, mask, segments)[0])
+    with pytest.raises(ValueError, match=r"5th positional argument, as in transformers 5.x; .* head_mask=\.\.\.$"):
+        model(ids, mask, segments, None, torch.ones(2))

@@ -51,9 +51,23 @@ def test_the_model_gives_a_fully_padded_row_uniform_attention():
     assert torch.isfinite(out.last_hidden_state).all()
 
 
-def test_a_fifth_positional_argument_is_refused_with_the_keyword_form():
+@pytest.mark.parametrize("doc", ["docs/versions.md", "docs/zh/versions.md"])
+def test_a_head_mask_passed_fifth_is_refused_as_the_doc_quotes(doc):
+    """The doc quotes the refusal of 3.4.0's ``model(ids, mask, tt, None, head_mask)``: the
+    message raised here, and a fifth ``None`` still meaning nothing."""
+    import os
+    import re
+
+    from ..paths import ROOT
+
     model = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                 intermediate_size=32))
+                                 intermediate_size=32)).eval()
     ids = torch.ones(1, 3, dtype=torch.long)
-    with pytest.raises(TypeError, match=r"head_mask=\.\.\."):
-        model(ids, None, None, None, None)
+    with pytest.raises(ValueError) as error:
+        model(ids, None, None, None, torch.ones(2))
+    with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+        text = f.read()
+    quoted = re.search(r"```\n(inputs_embeds must be .*?)```", text, re.S).group(1)
+    assert " ".join(quoted.split()) == str(error.value)
+    with torch.no_grad():
+        assert torch.equal(model(ids, None, None, None, None)[0], model(ids)[0])

@@ -64,19 +64,14 @@ def test_the_layers_forward_is_the_class_own():
     assert "__init_subclass__" not in vars(pytorch_utils.GradientCheckpointingLayer)
 
 
-def test_a_model_call_runs_no_hook(monkeypatch):
-    """No forward pre-hook on the model, and the 3.x-call message is computed only for a call that failed."""
+def test_a_model_call_runs_no_hook():
+    """No forward hook on the model, and no __call__ of our own: a debugger stepping into
+    model(...) goes from nn.Module.__call__ straight to forward."""
     config = mini_hf_bert.BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                      intermediate_size=16)
     model = mini_hf_bert.BertForSequenceClassification(config).eval()
     assert all(not module._forward_pre_hooks and not module._forward_hooks for module in model.modules())
-
-    def refuse(*args):
-        raise AssertionError("computed for a call that did not fail")
-
-    monkeypatch.setattr(modeling_utils, "positional_call_error", refuse)
-    with torch.no_grad():
-        model(torch.tensor([[2, 5, 7]]))
+    assert all("__call__" not in vars(cls) for cls in type(model).__mro__ if cls.__module__.startswith("mini_hf_bert"))
 
 
 def test_checkpointing_is_in_the_encoder_loop():
