@@ -20,7 +20,8 @@ __version__ = "0.1.0"
 
 #: Module (relative to the package) -> the public names it defines.
 EXPORTS: dict[str, tuple[str, ...]] = {
-    "configuration_bert": ("BertConfig", "ConfigError"),
+    "configuration_bert": ("BertConfig",),
+    "validation": ("ConfigError",),
     "modeling_bert": ("BertAttention", "BertEmbeddings", "BertEncoder", "BertForMaskedLM",
         "BertForMultipleChoice", "BertForNextSentencePrediction", "BertForPreTraining",
         "BertForQuestionAnswering", "BertForSequenceClassification", "BertForTokenClassification",

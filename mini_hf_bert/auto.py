@@ -21,7 +21,8 @@ import os
 from typing import Any
 
 from .checkpoints.resolve import resolve_config
-from .configuration_bert import BertConfig, ConfigError
+from .configuration_bert import BertConfig
+from .validation import ConfigError
 from .file_utils import MAX_METADATA_BYTES, no_remote_code, read_file
 from .modeling_bert import (
     BertForMaskedLM,

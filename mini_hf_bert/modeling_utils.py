@@ -12,7 +12,6 @@ sequence, H hidden, N heads, D head dim.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import errno
 import inspect
@@ -497,7 +496,7 @@ class PreTrainedModel(nn.Module):
         state_dict = {k: v.detach().contiguous() for k, v in state_dict.items() if k not in tied and k not in ignored}
         shards = split_into_shards(state_dict, limit)
         # The parameters' dtype is recorded, as transformers does (from_pretrained(dtype="auto") reads it).
-        config = dataclasses.replace(self.config, architectures=[type(self).__name__], dtype=self.dtype)
+        config = self.config.replace(architectures=[type(self).__name__], dtype=self.dtype)
         if not os.path.isdir(save_directory):  # a new directory: built beside its name, renamed into place whole
             staging = make_sibling_directory(save_directory, SAVING_PREFIX)
             try:
@@ -658,10 +657,10 @@ class PreTrainedModel(nn.Module):
                 raise ValueError(f"{cls.__name__}.from_pretrained: pretrained_model_name_or_path must be a path or "
                                  f"a hub id, got None (None needs config= and state_dict=: nothing else to load)")
             if attn_implementation is not None:
-                config = dataclasses.replace(config, attn_implementation=attn_implementation)
+                config = config.replace(attn_implementation=attn_implementation)
             model, info = cls.from_checkpoint_tensors(
                 CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict"),
-                dataclasses.replace(config, **config_overrides), strict=strict,
+                config.replace(**config_overrides), strict=strict,
                 dtype=target_dtype if target_dtype not in (None, "auto") else torch.float32,
                 ignore_mismatched_sizes=ignore_mismatched_sizes, limits=limits, config_source="config=", **init_kwargs,
             )
@@ -683,10 +682,10 @@ class PreTrainedModel(nn.Module):
                         )
                     config = cls.config_class.from_json_file(resolved.config_path, check_model=True, **config_overrides)
                 elif config_overrides:
-                    config = dataclasses.replace(config, **config_overrides)
+                    config = config.replace(**config_overrides)
                 if attn_implementation is not None:
-                    config = dataclasses.replace(config, attn_implementation=attn_implementation)
-                config = dataclasses.replace(config, name_or_path=os.fspath(pretrained_model_name_or_path))
+                    config = config.replace(attn_implementation=attn_implementation)
+                config = config.replace(name_or_path=os.fspath(pretrained_model_name_or_path))
                 _warn_about_quantization(config)
 
                 if state_dict is None:

@@ -1,4 +1,4 @@
-"""Checks on what a caller passes to a model: input shapes, id ranges, labels.
+"""Checks on what a caller passes to a model: a config's values, input shapes, id ranges, labels.
 
 Every forward in ``modeling_bert.py`` makes one call here and then reads as the
 computation alone. The checks exist so that a mistake reads as a sentence about the
@@ -13,9 +13,33 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import math
+
 import torch
 
+from .activations import ACT2FN
 from .pytorch_utils import check_shape
+
+#: The values ``position_embedding_type`` may take (transformers 3.x/4.x).
+POSITION_EMBEDDING_TYPES = ("absolute", "relative_key", "relative_key_query")
+#: The largest size a config may give: torch indexes tensor dimensions with 64-bit ints,
+#: and no BERT comes near 2**31 (the largest vocabularies hold about 250,000 tokens).
+MAX_SIZE = 2**31 - 1
+#: The losses BertForSequenceClassification knows (None: inferred from the labels per call).
+PROBLEM_TYPES = (None, "regression", "single_label_classification", "multi_label_classification")
+#: Config fields that are sizes, flags and probabilities, checked as such.
+SIZE_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+               "max_position_embeddings", "type_vocab_size")
+FLAG_FIELDS = ("is_decoder", "add_cross_attention", "use_cache", "tie_word_embeddings", "output_attentions",
+               "output_hidden_states", "return_dict")
+PROBABILITY_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot describe a BERT model.
+
+    transformers: none (it raises ValueError and OSError)
+    """
 
 
 class CheckedConfig(Protocol):
@@ -260,3 +284,119 @@ def check_span_positions(
         check_labels(name, positions, (batch_size,), integer=True)
         checked.append(positions)
     return checked[0], checked[1]
+
+
+# --------------------------------------------------------------------------------------
+# The config
+# --------------------------------------------------------------------------------------
+
+
+def check_config(config) -> tuple[dict[int, str], dict[str, int], dict[int, list[int]], torch.dtype | None]:
+    """Raise ConfigError naming the first field of a BertConfig whose value cannot work, and
+    why. Returns what JSON cannot say, settled: id2label with int keys, label2id, pruned_heads
+    with int keys and sorted heads, and the dtype as a torch.dtype.
+
+    transformers: none (its configs take any value; a model fails later, or not at all)
+    """
+    for name in SIZE_FIELDS:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"BertConfig.{name} must be an int, got {value!r} ({type(value).__name__})")
+        if value <= 0:
+            raise ConfigError(f"BertConfig.{name} must be positive, got {value}")
+        if value > MAX_SIZE:
+            raise ConfigError(f"BertConfig.{name} must be at most {MAX_SIZE} (a tensor dimension), got {value}")
+    if not isinstance(config.hidden_act, str) or config.hidden_act not in ACT2FN:
+        raise ConfigError(f"BertConfig.hidden_act {config.hidden_act!r} is not a known activation; "
+                          f"choose one of {sorted(ACT2FN)}")
+    for name in PROBABILITY_FIELDS + (("classifier_dropout",) if config.classifier_dropout is not None else ()):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            raise ConfigError(f"BertConfig.{name} must be a probability in [0, 1], got {value!r}")
+    for name in ("layer_norm_eps", "initializer_range"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"BertConfig.{name} must be a finite number, got {value!r}")
+    if config.layer_norm_eps <= 0:
+        raise ConfigError(f"BertConfig.layer_norm_eps must be positive, got {config.layer_norm_eps}")
+    if config.initializer_range < 0:
+        raise ConfigError(f"BertConfig.initializer_range must be >= 0, got {config.initializer_range}")
+    if config.pad_token_id is not None:
+        if isinstance(config.pad_token_id, bool) or not isinstance(config.pad_token_id, int):
+            raise ConfigError(f"BertConfig.pad_token_id must be an int or None, got {config.pad_token_id!r}")
+        if not 0 <= config.pad_token_id < config.vocab_size:
+            raise ConfigError(f"BertConfig.pad_token_id ({config.pad_token_id}) must index a row of the vocabulary "
+                              f"[0, vocab_size={config.vocab_size})")
+    if config.position_embedding_type not in POSITION_EMBEDDING_TYPES:
+        raise ConfigError(f"BertConfig.position_embedding_type {config.position_embedding_type!r} is not one of "
+                          f"{POSITION_EMBEDDING_TYPES}")
+    chunk = config.chunk_size_feed_forward
+    if isinstance(chunk, bool) or not isinstance(chunk, int):
+        raise ConfigError(f"BertConfig.chunk_size_feed_forward must be an int, got {chunk!r}")
+    if chunk < 0:
+        raise ConfigError(f"BertConfig.chunk_size_feed_forward must be >= 0 (0 = no chunking), got {chunk}")
+    for name in FLAG_FIELDS:
+        if not isinstance(getattr(config, name), bool):
+            raise ConfigError(f"BertConfig.{name} must be true or false, got {getattr(config, name)!r}")
+    if config.add_cross_attention and not config.is_decoder:
+        raise ConfigError("BertConfig.add_cross_attention=True needs is_decoder=True: only a decoder cross-attends")
+    if config.problem_type not in PROBLEM_TYPES:
+        raise ConfigError(f"BertConfig.problem_type {config.problem_type!r} is not one of {PROBLEM_TYPES}")
+    if not isinstance(config.attn_implementation, str):
+        raise ConfigError(f"BertConfig.attn_implementation must be a string, got {config.attn_implementation!r}")
+    id2label, label2id = _labels(config.id2label, config.label2id)
+    return id2label, label2id, _pruned_heads(config), _dtype(config.dtype)
+
+
+def _labels(id2label, label2id) -> tuple[dict[int, str], dict[str, int]]:
+    """id2label with int keys (JSON's are strings), and label2id (built from it where absent)."""
+    if not isinstance(id2label, dict):
+        raise ConfigError(f"BertConfig.id2label must be a mapping of class index to name, got {id2label!r}")
+    if not id2label:
+        raise ConfigError("BertConfig.id2label is empty: a classifier head needs at least one class")
+    try:
+        id2label = {int(k): v for k, v in id2label.items()}
+    except (TypeError, ValueError):
+        raise ConfigError(f"BertConfig.id2label keys must be class indices, got {list(id2label)}") from None
+    return id2label, label2id if label2id is not None else {name: i for i, name in id2label.items()}
+
+
+def _pruned_heads(config) -> dict[int, list[int]]:
+    """pruned_heads with int layer keys (JSON's are strings) and sorted heads, each in range."""
+    if not isinstance(config.pruned_heads, dict):
+        raise ConfigError(f"BertConfig.pruned_heads must map layer -> list of heads, got {config.pruned_heads!r}")
+    try:
+        pruned = {int(layer): sorted({int(h) for h in heads}) for layer, heads in config.pruned_heads.items()}
+    except (TypeError, ValueError):
+        raise ConfigError(f"BertConfig.pruned_heads must map layer -> list of head indices, got {config.pruned_heads!r}") from None
+    for layer, heads in pruned.items():
+        if not 0 <= layer < config.num_hidden_layers:
+            raise ConfigError(f"BertConfig.pruned_heads names layer {layer}; the model has layers 0..{config.num_hidden_layers - 1}")
+        bad = [h for h in heads if not 0 <= h < config.num_attention_heads]
+        if bad:
+            raise ConfigError(f"BertConfig.pruned_heads[{layer}] names head {bad[0]}; layers have heads 0..{config.num_attention_heads - 1}")
+    return pruned
+
+
+def _dtype(value) -> torch.dtype | None:
+    """``BertConfig.dtype`` from what a caller or a config.json gives: a torch dtype, its
+    name (``"float16"``, ``"torch.float16"``) or None."""
+    if value is None or isinstance(value, torch.dtype):
+        return value
+    candidate = getattr(torch, value.removeprefix("torch."), None) if isinstance(value, str) else None
+    if not isinstance(candidate, torch.dtype):
+        raise ConfigError(f"BertConfig.dtype must be a torch dtype or its name (e.g. 'float32'), got {value!r}")
+    return candidate
+
+
+def check_model_sizes(config) -> None:
+    """What only a model needs of a config: sizes that fit one another (transformers and
+    Google accept such a config and refuse the model).
+
+    transformers: none (``BertSelfAttention.__init__`` raises the same ValueError)
+    """
+    if config.hidden_size % config.num_attention_heads != 0:
+        raise ConfigError(
+            f"BertConfig.hidden_size ({config.hidden_size}) must be divisible by num_attention_heads "
+            f"({config.num_attention_heads}) to build a model: each head gets hidden_size / num_attention_heads dimensions"
+        )

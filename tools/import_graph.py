@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "checkpoints.bundled",
     )),
     ("BERT", (
-        "configuration_bert", "modeling_bert", "modeling_bert_extras", "modeling_bert_fast", "tokenization_bert",
+        "configuration_bert", "configuration_utils", "modeling_bert", "modeling_bert_extras", "modeling_bert_fast", "tokenization_bert",
         "tokenization_bert_fast", "tokenization_bert_files",
         "validation", "auto",
     )),

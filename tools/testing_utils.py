@@ -111,6 +111,7 @@ MIRRORING_MODULES = (
     "mini_hf_bert.checkpoints.saving",
     "mini_hf_bert.modeling_outputs",
     "mini_hf_bert.configuration_bert",
+    "mini_hf_bert.configuration_utils",
     "mini_hf_bert.tokenization_bert",
     "mini_hf_bert.tokenization_bert_fast",
     "mini_hf_bert.tokenization_bert_files",

@@ -15,7 +15,6 @@ the source is only ever read.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import re
@@ -120,7 +119,7 @@ def convert(
             if architecture == "BertForSequenceClassification":
                 overrides["num_labels"] = int(loaded.tensors["classifier.weight"].shape[0])
             config = BertConfig.from_json_file(config_path, check_model=True, **overrides)
-            config = dataclasses.replace(config, architectures=[architecture])
+            config = config.replace(architectures=[architecture])
             vocab_dir = os.path.dirname(resolved.config_path or config_path)
             # Every tensor is checked against the config (strict), as from_pretrained does.
             model, _ = getattr(modeling_bert, architecture).from_checkpoint_tensors(

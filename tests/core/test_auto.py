@@ -12,7 +12,7 @@ import torch
 import transformers
 
 import mini_hf_bert
-from mini_hf_bert.configuration_bert import ConfigError
+from mini_hf_bert.validation import ConfigError
 from mini_hf_bert.parity.compare import FP32_ATOL
 from mini_hf_bert.tokenization_utils_base import TokenizerFileError
 
