@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from typing import Unpack
 
 import torch
 from torch import nn
@@ -56,15 +57,13 @@ from .modeling_outputs import (
     CausalLMOutputWithCrossAttentions,
     LayerOutputs,
     MaskedLMOutput,
-    ModelOutput,
     MultipleChoiceModelOutput,
     NextSentencePredictorOutput,
     QuestionAnsweringModelOutput,
     SequenceClassifierOutput,
     TokenClassifierOutput,
-    with_encoder_fields,
 )
-from .modeling_utils import ALL_MODEL_FORWARDS, PreTrainedModel, attention_function, check_attn_implementation
+from .modeling_utils import PreTrainedModel, attention_function, whole_model_forward
 from .pytorch_utils import (
     GradientCheckpointingLayer,
     apply_chunking_to_forward,
@@ -186,8 +185,7 @@ class BertSelfAttention(nn.Module):
     Google TF: ``bert/encoder/layer_{i}/attention/self``
     """
 
-    def __init__(self, config: BertConfig, position_embedding_type: str | None = None,
-                 is_cross_attention: bool = False) -> None:
+    def __init__(self, config: BertConfig, position_embedding_type: str | None = None) -> None:
         super().__init__()
         self.config = config
         self.num_attention_heads = config.num_attention_heads  # N
@@ -201,7 +199,7 @@ class BertSelfAttention(nn.Module):
         self.key = nn.Linear(config.hidden_size, self.all_head_size)
         self.value = nn.Linear(config.hidden_size, self.all_head_size)
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
-        self.is_decoder, self.is_cross_attention = config.is_decoder, is_cross_attention  # modeling_bert_extras.py
+        self.is_decoder = config.is_decoder  # a decoder keeps its K, V (modeling_bert_extras.py)
         self.position_embedding_type = position_embedding_type or config.position_embedding_type
         if self.position_embedding_type in extras.RELATIVE_POSITIONS:
             self.distance_embedding = extras.DistanceEmbedding(config.max_position_embeddings, self.attention_head_size)
@@ -219,7 +217,7 @@ class BertSelfAttention(nn.Module):
         """(B, T, H) -> context (B, T, H), probabilities (B, N, T, S) or None, a decoder's (K, V) or None.
         ``attention_mask`` is additive, to (B, N, T, S); the rest is 4.x's (modeling_bert_extras.py)."""
         query = self.transpose_for_scores(self.query(hidden_states))  # (B, N, T, D)
-        if self.is_decoder or self.is_cross_attention or past_key_value is not None:  # cache, prefix or encoder K, V
+        if self.is_decoder or past_key_value is not None:  # a decoder's cache or encoder K, V; an encoder's prefix
             key, value = extras.decoder_keys_and_values(self, hidden_states, encoder_hidden_states, past_key_value)
         else:
             key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, S, D), S = T
@@ -273,20 +271,17 @@ class BertAttention(nn.Module):
     Google TF: ``bert/encoder/layer_{i}/attention``
     """
 
-    def __init__(self, config: BertConfig, position_embedding_type: str | None = None,
-                 is_cross_attention: bool = False) -> None:
+    def __init__(self, config: BertConfig, position_embedding_type: str | None = None) -> None:
         super().__init__()
-        self.self = BertSelfAttention(config, position_embedding_type, is_cross_attention=is_cross_attention)
+        self.self = BertSelfAttention(config, position_embedding_type)
         self.output = BertSelfOutput(config)
         self.pruned_heads: set[int] = set()  # original indices of heads removed so far
 
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                head_mask: torch.Tensor | None = None, encoder_hidden_states: torch.Tensor | None = None,
-                past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None, output_attentions: bool = False,
+                **kwargs: Unpack[extras.SelfAttentionKwargs],
                 ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
         """As BertSelfAttention.forward, with the output block: (B, T, H) -> (B, T, H), probabilities, cache."""
-        context, probs, present = self.self(hidden_states, attention_mask, head_mask, encoder_hidden_states,
-                                            past_key_value, output_attentions)  # (B, T, H)
+        context, probs, present = self.self(hidden_states, attention_mask, **kwargs)  # (B, T, H)
         attention_output = self.output(context, hidden_states)  # (B, T, H)
         return attention_output, probs, present
 
@@ -356,11 +351,9 @@ class BertLayer(GradientCheckpointingLayer):
         self.chunk_size_feed_forward = config.chunk_size_feed_forward
         self.seq_len_dim = 1  # chunk along T in (B, T, H)
         self.attention = BertAttention(config)
-        self.is_decoder = config.is_decoder
-        self.add_cross_attention = config.add_cross_attention
-        if self.add_cross_attention:
+        if config.add_cross_attention:
             # Positions are the decoder's business: cross-attention is always "absolute" (4.x).
-            self.crossattention = BertAttention(config, position_embedding_type="absolute", is_cross_attention=True)
+            self.crossattention = BertAttention(config, position_embedding_type="absolute")
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
 
@@ -373,9 +366,9 @@ class BertLayer(GradientCheckpointingLayer):
         probabilities and new cache. ``attention_mask`` is additive, (B, 1, 1, S) or (B, 1, T, S);
         the other arguments are transformers 4.x's (modeling_bert_extras.py)."""
         attention_output, probs, present = self.attention(
-            hidden_states, attention_mask, head_mask, past_key_value=past_key_value, output_attentions=output_attentions)
+            hidden_states, attention_mask, head_mask=head_mask, past_key_value=past_key_value, output_attentions=output_attentions)
         cross_probs = None
-        if self.is_decoder and encoder_hidden_states is not None:
+        if encoder_hidden_states is not None:  # a decoder's (check_model_inputs: only with add_cross_attention)
             attention_output, cross_probs, present = extras.cross_attention(
                 self, attention_output, encoder_hidden_states, encoder_attention_mask, head_mask, past_key_value,
                 present, output_attentions)  # (B, T, H)
@@ -599,17 +592,6 @@ class BertPreTrainedModel(PreTrainedModel):
             module.position_ids.copy_(torch.arange(module.position_ids.shape[-1]).expand((1, -1)))
             module.token_type_ids.zero_()
 
-    def _return(self, output: ModelOutput, return_dict: bool | None, encoded: ModelOutput | None = None,
-                ) -> ModelOutput | tuple:
-        """``output``, or the tuple of its non-None fields where ``return_dict`` (default
-        ``config.return_dict``) is false: every model's last line, as transformers' ``return_dict``.
-        With ``encoded`` (the encoder's output, under BertModel's or a task model's), its hidden
-        states and attentions (and a decoder's cache and cross-attentions) go into ``output`` unchanged."""
-        if encoded is not None:
-            output = with_encoder_fields(output, encoded)
-        return_dict = self.config.return_dict if return_dict is None else return_dict
-        return output if return_dict else output.to_tuple()
-
 
 class BertModel(BertPreTrainedModel):
     """The BERT encoder: embeddings, L layers, and (optionally) the pooler.
@@ -625,7 +607,6 @@ class BertModel(BertPreTrainedModel):
 
     def __init__(self, config: BertConfig, add_pooling_layer: bool = True) -> None:
         super().__init__(config)
-        check_attn_implementation(config.attn_implementation)
         self.embeddings = BertEmbeddings(config)
         self.encoder = BertEncoder(config)
         self.pooler = BertPooler(config) if add_pooling_layer else None
@@ -669,12 +650,13 @@ class BertModel(BertPreTrainedModel):
             config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
             attention_mask, self.embeddings.word_embeddings.weight.dtype,
         )
-        model_forward = ALL_MODEL_FORWARDS.get(config.attn_implementation)  # one that runs the whole model
-        if model_forward is not None and (out := model_forward(
-                self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
-                head_mask=head_mask, encoder_hidden_states=encoder_hidden_states, past_key_values=past_key_values,
-                output_attentions=output_attentions, output_hidden_states=output_hidden_states)) is not None:
-            return self._return(out, return_dict)  # (None: it leaves this call to the layers below)
+        # An attn_implementation registered as a whole-model forward runs the call at once, where it applies.
+        out = whole_model_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+                                  head_mask=head_mask, encoder_hidden_states=encoder_hidden_states,
+                                  past_key_values=past_key_values, output_attentions=output_attentions,
+                                  output_hidden_states=output_hidden_states)
+        if out is not None:  # None: the layers below run this call
+            return self._return(out, return_dict)
         embedding_output = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)  # (B, T, H)
         extended_attention_mask = None  # no mask at all = attend everywhere, and lets sdpa skip it
         if attention_mask is not None or config.is_decoder:
@@ -706,8 +688,9 @@ class BertModel(BertPreTrainedModel):
 # Task models: BertModel + a head, each with its loss as transformers computes it
 # ======================================================================================
 #
-# Every head returns transformers' output dataclass (or its tuple with return_dict=False,
-# BertPreTrainedModel._return), computes its loss only when labels are given, and ignores
+# Every head passes BertModel's optional keywords (head_mask, output_attentions, ...: the
+# group modeling_bert_extras.BertModelKwargs names) through unchanged as **kwargs, returns
+# transformers' output dataclass (or its tuple with return_dict=False, BertPreTrainedModel._return), computes its loss only when labels are given, and ignores
 # label -100 in token-level losses (CrossEntropyLoss's default ignore_index), as transformers does.
 
 
@@ -762,10 +745,8 @@ class BertForPreTraining(BertPreTrainedModel):
         labels: torch.Tensor | None = None,
         next_sentence_label: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> BertForPreTrainingOutput | tuple:
         """
         Args:
@@ -774,8 +755,8 @@ class BertForPreTraining(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, return_dict=True,
+            **kwargs,
         )
         prediction_scores, seq_relationship_score = self.cls(outputs.last_hidden_state, outputs.pooler_output)
 
@@ -825,17 +806,13 @@ class BertLMHeadModel(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
-        encoder_hidden_states: torch.Tensor | None = None,
-        encoder_attention_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         use_cache: bool | None = None,
         labels: torch.Tensor | None = None,
         shift_labels: torch.Tensor | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> CausalLMOutputWithCrossAttentions | tuple:
         """
         Args:
@@ -853,10 +830,8 @@ class BertLMHeadModel(BertPreTrainedModel):
         if labels is not None:
             use_cache = False  # training on whole sequences: nothing to continue
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
-            past_key_values=past_key_values, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            past_key_values=past_key_values, use_cache=use_cache, return_dict=True, **kwargs,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
 
@@ -909,14 +884,10 @@ class BertForMaskedLM(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
-        encoder_hidden_states: torch.Tensor | None = None,
-        encoder_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> MaskedLMOutput | tuple:
         """
         Args:
@@ -925,9 +896,8 @@ class BertForMaskedLM(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, return_dict=True,
+            **kwargs,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
 
@@ -965,10 +935,8 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> NextSentencePredictorOutput | tuple:
         """
         Args:
@@ -976,8 +944,8 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, return_dict=True,
+            **kwargs,
         )
         seq_relationship_scores = self.cls(outputs.pooler_output)  # (B, 2)
 
@@ -1029,11 +997,9 @@ class BertForSequenceClassification(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> SequenceClassifierOutput | tuple:
         """
         Args:
@@ -1044,9 +1010,8 @@ class BertForSequenceClassification(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            past_key_values=past_key_values, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            past_key_values=past_key_values, return_dict=True, **kwargs,
         )
         pooled_output = self.dropout(outputs.pooler_output)  # (B, H)
         logits = self.classifier(pooled_output)  # (B, C)
@@ -1092,10 +1057,8 @@ class BertForMultipleChoice(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> MultipleChoiceModelOutput | tuple:
         """
         Args:
@@ -1114,7 +1077,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
         outputs = self.bert(
             flat(input_ids), flat(attention_mask), flat(token_type_ids), flat(position_ids),
             inputs_embeds=None if inputs_embeds is None else inputs_embeds.reshape(-1, *inputs_embeds.shape[-2:]),
-            head_mask=head_mask, output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            return_dict=True, **kwargs,
         )
         pooled_output = self.dropout(outputs.pooler_output)  # (B*K, H)
         logits = self.classifier(pooled_output)  # (B*K, 1)
@@ -1153,12 +1116,10 @@ class BertForTokenClassification(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> TokenClassifierOutput | tuple:
         """
         Args:
@@ -1169,9 +1130,8 @@ class BertForTokenClassification(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            past_key_values=past_key_values, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            past_key_values=past_key_values, return_dict=True, **kwargs,
         )
         sequence_output = self.dropout(outputs.last_hidden_state)  # (B, T, H)
         logits = self.classifier(sequence_output)  # (B, T, C)
@@ -1213,11 +1173,9 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
-        head_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> QuestionAnsweringModelOutput | tuple:
         """
         Args:
@@ -1229,9 +1187,8 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         if self.num_labels != 2:
             raise ValueError(f"BertForQuestionAnswering needs config.num_labels=2 (start, end), got {self.num_labels}")
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, head_mask=head_mask,
-            past_key_values=past_key_values, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            past_key_values=past_key_values, return_dict=True, **kwargs,
         )
         logits = self.qa_outputs(outputs.last_hidden_state)  # (B, T, 2)
         start_logits, end_logits = logits.split(1, dim=-1)  # 2 x (B, T, 1)

@@ -23,7 +23,7 @@ transformers: the same code inline in 4.x's ``modeling_bert.py`` classes
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 import torch
 from torch import nn
@@ -32,6 +32,35 @@ from .masking_utils import invert_attention_mask
 from .pytorch_utils import prune_linear_layer
 
 logger = logging.getLogger(__name__)
+
+
+class BertModelKwargs(TypedDict, total=False):
+    """The keywords a task model passes to its ``BertModel`` unchanged (``**kwargs``): each
+    named here, and an unknown one refused by ``BertModel.forward``'s signature (a TypeError
+    naming it). transformers 4.x named them in every head; 5.x groups its output switches
+    the same way.
+
+    transformers: ``utils.generic.TransformersKwargs`` (5.x, its output switches)
+    """
+
+    head_mask: torch.Tensor | None  # (N,) or (L, N): 1 keeps a head, 0 silences it (4.x)
+    encoder_hidden_states: torch.Tensor | None  # a decoder's: the encoder's output, (B, S_enc, H)
+    encoder_attention_mask: torch.Tensor | None  # a decoder's: the encoder's padding, (B, S_enc)
+    output_attentions: bool | None  # every layer's attention probabilities, (B, N, T, S) each
+    output_hidden_states: bool | None  # the embeddings and every layer's output, (B, T, H) each
+
+
+class SelfAttentionKwargs(TypedDict, total=False):
+    """What ``BertAttention`` passes to its ``BertSelfAttention`` unchanged: transformers
+    4.x's head mask and decoder inputs, and whether to return the probabilities.
+
+    transformers: none (4.x names them in ``BertAttention.forward``; 5.x passes ``**kwargs``)
+    """
+
+    head_mask: torch.Tensor | None  # (1, N, 1, 1): 1 keeps a head, 0 silences it
+    encoder_hidden_states: torch.Tensor | None  # cross-attention's keys and values come from these
+    past_key_value: tuple[torch.Tensor, ...] | None  # this layer's cache, or an encoder's prefix
+    output_attentions: bool
 
 
 class DecoderConfig(Protocol):
@@ -198,16 +227,15 @@ def decoder_keys_and_values(
 
     Self-attention: this step's T positions after the R cached ones (S = R + T); for an
     encoder, after the R positions of a learned prefix (peft's prefix tuning).
-    Cross-attention (``attention.is_cross_attention``): the encoder's S positions, computed
-    at the first step and read back from the cache after it (they do not change).
+    Cross-attention (given ``encoder_hidden_states``, as transformers 4.x tells it): the
+    encoder's S positions, computed at the first step and read back from the cache after it
+    (they do not change).
 
     transformers 4.x: ``models.bert.modeling_bert.BertSelfAttention.forward`` (its cache branches)
     """
-    if attention.is_cross_attention and past_key_value is not None:
+    if encoder_hidden_states is not None and past_key_value is not None:
         return past_key_value  # the encoder's K, V: (B, N, S, D) each
-    if attention.is_cross_attention:
-        if encoder_hidden_states is None:
-            raise ValueError("cross-attention needs encoder_hidden_states")
+    if encoder_hidden_states is not None:
         key = attention.transpose_for_scores(attention.key(encoder_hidden_states))  # (B, N, S, D)
         value = attention.transpose_for_scores(attention.value(encoder_hidden_states))  # (B, N, S, D)
         return key, value

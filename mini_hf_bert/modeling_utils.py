@@ -54,6 +54,7 @@ from .integrations.model_forwards import ALL_MODEL_FORWARDS, ModelForwardInterfa
 from .integrations.sdpa_attention import sdpa_attention_forward
 from .limits import Limits
 from .masking_utils import get_extended_attention_mask
+from .modeling_outputs import ModelOutput, with_encoder_fields
 from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call
 
 logger = logging.getLogger(__name__)
@@ -92,6 +93,26 @@ def attention_function(name: str) -> Callable[..., tuple[torch.Tensor, torch.Ten
     transformers: none (``ALL_ATTENTION_FUNCTIONS[name]`` inline)
     """
     return ALL_ATTENTION_FUNCTIONS[ALL_MODEL_FORWARDS.layer_attention.get(name, name)]
+
+
+def whole_model_forward(
+    model: nn.Module, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None,
+    token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None, *, inputs_embeds: torch.Tensor | None,
+    head_mask: torch.Tensor | None, encoder_hidden_states: torch.Tensor | None, past_key_values: tuple | None,
+    output_attentions: bool, output_hidden_states: bool,
+) -> ModelOutput | None:
+    """The output of the whole-model forward that ``model.config.attn_implementation`` names
+    in ``ALL_MODEL_FORWARDS`` (``"fast"``: modeling_bert_fast.py), or None: no such forward
+    is registered under the name, or it leaves this call to the model's own layers.
+
+    transformers: none
+    """
+    function = ALL_MODEL_FORWARDS.get(model.config.attn_implementation)
+    if function is None:
+        return None
+    return function(model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+                    head_mask=head_mask, encoder_hidden_states=encoder_hidden_states, past_key_values=past_key_values,
+                    output_attentions=output_attentions, output_hidden_states=output_hidden_states)
 
 
 def check_attn_implementation(name: str) -> None:
@@ -163,10 +184,22 @@ class PreTrainedModel(nn.Module):
         if not isinstance(config, self.config_class):
             raise TypeError(f"{type(self).__name__} needs a {self.config_class.__name__}, got {type(config).__name__}")
         config.validate_for_model()  # a config may have been edited since it was built
+        check_attn_implementation(config.attn_implementation)
         self.config = config
         # An attribute, not a property, as in transformers: peft reads it from the
         # instance's __dict__ to record base_model_name_or_path.
         self.name_or_path = config.name_or_path
+
+    def _return(self, output: ModelOutput, return_dict: bool | None, encoded: ModelOutput | None = None,
+                ) -> ModelOutput | tuple:
+        """``output``, or the tuple of its non-None fields where ``return_dict`` (default
+        ``config.return_dict``) is false: every model's last line, as transformers' ``return_dict``.
+        With ``encoded`` (the encoder's output, under BertModel's or a task model's), its hidden
+        states and attentions (and a decoder's cache and cross-attentions) go into ``output`` unchanged."""
+        if encoded is not None:
+            output = with_encoder_fields(output, encoded)
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        return output if return_dict else output.to_tuple()
 
     # ------------------------------------------------------------------ init
     def post_init(self) -> None:

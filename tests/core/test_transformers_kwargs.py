@@ -267,3 +267,26 @@ def test_positional_arguments_follow_transformers_5(class_name):
         assert torch.equal(model(ids, mask, segments, None, None)[0], model(ids, mask, segments)[0])
     with pytest.raises(ValueError, match=r"5th positional argument, as in transformers 5.x; .* head_mask=\.\.\.$"):
         model(ids, mask, segments, None, torch.ones(2))
+
+
+def test_the_keyword_groups_name_real_parameters():
+    """What the heads pass to BertModel as **kwargs, and BertAttention to BertSelfAttention,
+    are each a named parameter of the forward that receives them: the groups cannot drift."""
+    from mini_hf_bert import modeling_bert, modeling_bert_extras as extras
+
+    model_parameters = inspect.signature(modeling_bert.BertModel.forward).parameters
+    assert set(extras.BertModelKwargs.__annotations__) <= set(model_parameters)
+    attention_parameters = inspect.signature(modeling_bert.BertSelfAttention.forward).parameters
+    assert set(extras.SelfAttentionKwargs.__annotations__) <= set(attention_parameters)
+
+
+@pytest.mark.parametrize("class_name", ["BertForSequenceClassification", "BertForMaskedLM", "BertForMultipleChoice"])
+def test_a_head_refuses_a_misspelt_keyword_by_name(class_name):
+    model = getattr(mini_hf_bert, class_name)(mini_hf_bert.BertConfig(
+        vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8)).eval()
+    ids = torch.tensor([[[1, 2, 3]]]) if class_name == "BertForMultipleChoice" else torch.tensor([[1, 2, 3]])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'output_attention'"):
+        model(ids, output_attention=True)
+    with torch.no_grad():  # the group's own keywords reach the encoder
+        out = model(ids, output_attentions=True, output_hidden_states=True, head_mask=torch.ones(2))
+    assert len(out.attentions) == 1 and len(out.hidden_states) == 2
