@@ -37,8 +37,6 @@ Attribute names are transformers', which are Google's TF variable scopes:
 with no renaming, and readable next to transformers' source.
 """
 
-from __future__ import annotations
-
 import functools
 import logging
 from typing import Unpack
