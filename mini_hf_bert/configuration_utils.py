@@ -21,6 +21,7 @@ Differences from transformers, on purpose:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import logging
 import os
@@ -212,9 +213,13 @@ class PretrainedConfig:
         return copy
 
     def _set_key(self, key: str, value: Any) -> None:
-        """A field, or an attribute that is not one; never one that would hide a method."""
-        if callable(getattr(type(self), key, None)):
-            raise ConfigError(f"config key {key!r} would hide the method {type(self).__name__}.{key}")
+        """A field, or an attribute that is not one; never a method or property of the
+        class (``update``, ``extra``, ``_attn_implementation``): a file must not replace those.
+        A plain class value (``is_encoder_decoder``) may be given, as transformers writes it."""
+        found = inspect.getattr_static(type(self), key, None) if isinstance(key, str) else None
+        if not isinstance(key, str) or key not in self.field_names() and (callable(found) or hasattr(type(found), "__get__")):
+            raise ConfigError(f"config key {key!r} names {type(self).__name__}.{key}, not a setting; "
+                              "a config.json cannot set it")
         setattr(self, key, value)
 
     # --------------------------------------------------------- dict / json

@@ -163,3 +163,28 @@ def test_edited_config_is_validated_when_a_model_is_built():
 def test_replace_keeps_validation():
     with pytest.raises(ConfigError):
         dataclasses.replace(BertConfig(), hidden_size=-7)
+
+
+@pytest.mark.parametrize("key", ["extra", "update", "to_dict", "_attn_implementation", "use_return_dict",
+                                 "resolve_config", "validate"])
+def test_a_config_file_cannot_replace_a_method_or_property(tmp_path, key):
+    """Keys that are no field become attributes, but never one that would hide a method or
+    property of the class: refused, naming the file and the key (not an AttributeError)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2, key: 1}))
+    with pytest.raises(ConfigError, match=rf"config.json: config key '{key}' names BertConfig.{key}, not a setting"):
+        BertConfig.from_json_file(path)
+
+
+def test_the_config_has_no_attribute_hooks_and_keeps_what_is_set():
+    """No __setattr__ / __getattr__ of its own: an attribute set on a config is an ordinary
+    attribute, saved with the fields and kept by replace(); num_labels rebuilds the labels."""
+    for cls in BertConfig.__mro__[:-1]:
+        assert "__setattr__" not in vars(cls) and "__getattr__" not in vars(cls), cls
+    config = BertConfig(hidden_size=8, num_attention_heads=2)
+    config.quantization_config = {"bits": 8}
+    assert config.extra == {"quantization_config": {"bits": 8}}
+    assert config.to_dict()["quantization_config"] == {"bits": 8}
+    assert config.replace(num_hidden_layers=2).quantization_config == {"bits": 8}
+    config.num_labels = 3
+    assert config.id2label == {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"} and config.label2id["LABEL_2"] == 2
