@@ -1004,7 +1004,8 @@ class BertForSequenceClassification(BertPreTrainedModel):
             labels: (B,) class ids (single-label), (B,) or (B, 1) floats (regression, C = 1),
                 (B, C) floats in [0, 1] (multi-label).
             past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
-                tuning passes its learned one), as for BertModel.forward.
+                tuning passes its learned one), as for BertModel.forward. Named here, not in
+                **kwargs: peft looks for the name in this signature.
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
@@ -1124,7 +1125,8 @@ class BertForTokenClassification(BertPreTrainedModel):
             labels: (B, T) class ids, -100 for tokens to ignore (padding, word-piece continuations).
             num_items_in_batch: as BertLMHeadModel.forward's (the labelled tokens).
             past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
-                tuning passes its learned one), as for BertModel.forward.
+                tuning passes its learned one), as for BertModel.forward. Named here, not in
+                **kwargs: peft looks for the name in this signature.
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
@@ -1179,7 +1181,8 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         Args:
             start_positions, end_positions: (B,) token index of the answer span's first / last token.
             past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
-                tuning passes its learned one), as for BertModel.forward.
+                tuning passes its learned one), as for BertModel.forward. Named here, not in
+                **kwargs: peft looks for the name in this signature.
             (the rest as BertModel.forward)
         """
         if self.num_labels != 2:
