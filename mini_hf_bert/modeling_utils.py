@@ -321,8 +321,14 @@ class PreTrainedModel(nn.Module):
     def prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
         """Remove attention heads for good, {layer: [head indices]}: the Q/K/V and output
         matrices shrink. Indices count the layer's original heads; pruning one twice is a
-        no-op. Recorded in ``config.pruned_heads`` so a saved model rebuilds its shapes."""
+        no-op. A negative layer counts from the end (-1 is the last), as transformers 4.x
+        indexes its layer list. Recorded in ``config.pruned_heads`` under the layer's own
+        index, so a saved model rebuilds its shapes."""
         config = self.config
+        layers = config.num_hidden_layers
+        if isinstance(heads_to_prune, dict):
+            heads_to_prune = {layer + layers if isinstance(layer, int) and -layers <= layer < 0 else layer: heads
+                              for layer, heads in heads_to_prune.items()}
         for layer, heads in heads_to_prune.items():
             if not isinstance(layer, int) or not 0 <= layer < config.num_hidden_layers:
                 raise ValueError(f"prune_heads: layer {layer!r} does not exist; the model has layers 0..{config.num_hidden_layers - 1}")

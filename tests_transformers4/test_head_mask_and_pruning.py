@@ -98,9 +98,23 @@ def test_pruned_checkpoint_round_trips_both_ways(tmp_path):
         assert all(r.ok for r in compare_outputs(back(**_inputs()), theirs(**_inputs()), ["last_hidden_state"]))
 
 
+def test_a_negative_layer_counts_from_the_end_as_transformers_4():
+    """4.57.6's prune_heads({-1: [0]}) prunes the last layer (its encoder.layer[-1]): the same
+    shapes and outputs here, recorded under the layer's own index (4.x records -1, which
+    its own reload then applies to the last layer again)."""
+    ours, theirs = _pair()
+    ours.prune_heads({-1: [0], -3: [1]})
+    theirs.prune_heads({-1: [0], -3: [1]})
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    with torch.no_grad():
+        assert all(r.ok for r in compare_outputs(ours(**_inputs()), theirs(**_inputs()), ["last_hidden_state"]))
+    assert ours.config.pruned_heads == {2: [0], 0: [1]}
+
+
 @pytest.mark.parametrize("heads,message", [
     ({0: [6]}, "head 6 of layer 0 does not exist; heads are 0..5"),
     ({3: [0]}, "layer 3 does not exist; the model has layers 0..2"),
+    ({-4: [0]}, "layer -4 does not exist; the model has layers 0..2"),
 ])
 def test_pruning_what_does_not_exist_is_an_error(heads, message):
     ours, _ = _pair()
