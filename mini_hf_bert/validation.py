@@ -13,12 +13,16 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import functools
+import logging
 import math
 
 import torch
 
 from .activations import ACT2FN
 from .pytorch_utils import check_shape
+
+logger = logging.getLogger(__name__)
 
 #: The values ``position_embedding_type`` may take (transformers 3.x/4.x).
 POSITION_EMBEDDING_TYPES = ("absolute", "relative_key", "relative_key_query")
@@ -55,6 +59,7 @@ class CheckedConfig(Protocol):
     type_vocab_size: int
     is_decoder: bool
     add_cross_attention: bool
+    pad_token_id: int | None
 
 
 #: The label CrossEntropyLoss ignores by default (its ``ignore_index``), as in transformers.
@@ -143,6 +148,8 @@ def check_model_inputs(
                          "[CLS] [SEP])")
     if attention_mask is not None:
         check_attention_mask_values(attention_mask)
+    elif input_ids is not None:
+        warn_if_padding_without_mask(config, input_ids)
     if position_ids is None and past_length + seq_length > config.max_position_embeddings:
         raise ValueError(
             f"sequence length {past_length + seq_length} exceeds max_position_embeddings="
@@ -162,6 +169,27 @@ def check_model_inputs(
         check_shape("encoder_hidden_states", encoder_hidden_states, (batch_size, None, config.hidden_size),
                     "(batch, encoder_seq, hidden_size)")
     return batch_size, seq_length, past_length
+
+
+def warn_if_padding_without_mask(config: CheckedConfig, input_ids: torch.Tensor) -> None:
+    """Warn, once per process, when ``input_ids`` start or end with the pad token and no
+    attention mask was given: the padding is then attended as if it were text, and the
+    outputs of the real tokens change with it. Checked on the CPU in eager mode only
+    (``values_are_checkable``: elsewhere reading a value waits for the device).
+
+    transformers 4.x: ``modeling_utils.PreTrainedModel.warn_if_padding_and_no_attention_mask``
+    """
+    pad = config.pad_token_id
+    if pad is None or not values_are_checkable(input_ids) or not bool((input_ids[:, [0, -1]] == pad).any()):
+        return
+    _warn_once(f"input_ids start or end with the pad token (id {pad}) and no attention_mask was given, so the padding "
+               "is attended as if it were text. We strongly recommend passing in an `attention_mask` (the tokenizer "
+               "returns one with padding=True).")
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_once(message: str) -> None:
+    logger.warning(message)
 
 
 def _check_embeddings_dtype(inputs_embeds: torch.Tensor, dtype: torch.dtype | None) -> None:

@@ -61,3 +61,24 @@ def test_bert_model_equals_transformers_4(implementation, record_parity):
                              compare_outputs(a, b, fields))
         assert all(r.ok for r in rows), [(r.name, r.max_abs_diff) for r in rows if not r.ok]
         assert max(r.max_abs_diff for r in rows) < FP32_ATOL
+
+
+@pytest.mark.parametrize("ids", [[[5, 6, 0]], [[0, 6, 7]], [[5, 0, 7]], [[5, 6, 7]]])
+def test_the_padding_warning_is_given_when_transformers_4_gives_it(ids, caplog):
+    """4.57.6 warns when input_ids start or end with the pad token and no mask is given
+    (warn_if_padding_and_no_attention_mask), once; so do we, for the same inputs."""
+    import logging
+
+    from mini_hf_bert import validation
+
+    ours = mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**CONFIG)).eval()
+    theirs = _hf_model()
+    validation._warn_once.cache_clear()
+    transformers.utils.logging.get_logger("transformers.modeling_utils").warning_once.cache_clear()
+    said = {}
+    for name, model, logger in (("ours", ours, "mini_hf_bert.validation"), ("theirs", theirs, "transformers.modeling_utils")):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger=logger), torch.no_grad():
+            model(torch.tensor(ids))
+        said[name] = "We strongly recommend passing in an `attention_mask`" in caplog.text
+    assert said["ours"] == said["theirs"] == (ids[0][0] == 0 or ids[0][-1] == 0), said

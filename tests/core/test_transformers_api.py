@@ -346,3 +346,22 @@ def test_state_dict_beside_a_path_replaces_the_files_without_reading_them(encode
     model = BertModel.from_pretrained(encoder_dir, state_dict=source.state_dict())
     for (name, a), b in zip(source.state_dict().items(), model.state_dict().values()):
         assert torch.equal(a, b), name
+
+
+def test_padding_without_an_attention_mask_is_warned_once(caplog):
+    """As transformers 4.x's warn_if_padding_and_no_attention_mask: input_ids that start or
+    end with the pad token and no mask draw one warning per process (its words, which its
+    own test matches); a mask, or no pad token at the ends, draws none."""
+    from mini_hf_bert import validation
+
+    model = BertModel(BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                 intermediate_size=8)).eval()
+    validation._warn_once.cache_clear()
+    padded = torch.tensor([[5, 6, 0], [5, 0, 0]])
+    with caplog.at_level(logging.WARNING, logger="mini_hf_bert.validation"), torch.no_grad():
+        model(torch.tensor([[5, 6, 7]]))
+        model(padded, attention_mask=(padded != 0).long())
+        assert caplog.records == []
+        model(padded)
+        model(padded)
+    assert len(caplog.records) == 1 and "We strongly recommend passing in an `attention_mask`" in caplog.text
