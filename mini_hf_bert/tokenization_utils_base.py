@@ -20,7 +20,7 @@ import operator
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, Unpack
 
 from .file_utils import directory_lock, no_remote_code, read_json
 from .limits import Limits
@@ -1011,6 +1011,38 @@ class PreTrainedTokenizerBase:
         return self(text, text_pair, add_special_tokens=add_special_tokens, padding=padding, truncation=truncation,
                     max_length=max_length, return_tensors=return_tensors)["input_ids"]
 
+    def encode_plus(self, text: str | list[str], text_pair: str | list[str] | None = None, *,
+                    pad_to_max_length: bool = False, **options: Unpack[EncodeOptions]) -> BatchEncoding:
+        """One text (or pair), as ``__call__``: transformers 3.x/4.x's name, which the
+        tutorials of that time call (``encode_plus(text, max_length=128, pad_to_max_length=True,
+        return_tensors="pt")``). ``pad_to_max_length=True`` is 4.x's old spelling of
+        ``padding="max_length"``."""
+        if isinstance(text, (list, tuple)) and not options.get("is_split_into_words"):
+            raise TypeError("encode_plus takes one text (a str); for a batch call batch_encode_plus or the tokenizer itself")
+        return self(text, text_pair, **_legacy_padding(pad_to_max_length, options))
+
+    def batch_encode_plus(self, batch_text_or_text_pairs: Sequence[Any], *, pad_to_max_length: bool = False,
+                          **options: Unpack[EncodeOptions]) -> BatchEncoding:
+        """A batch of texts or of (text, pair) tuples, as ``__call__`` on the batch:
+        transformers 3.x/4.x's name. Pre-split words (``is_split_into_words=True``) come as
+        lists of words, and pairs as tuples of two such lists."""
+        if not isinstance(batch_text_or_text_pairs, (list, tuple)):
+            raise TypeError(f"batch_encode_plus takes a list of texts or of (text, pair) tuples, got "
+                            f"{_kind(batch_text_or_text_pairs)}")
+        words = options.get("is_split_into_words", False)
+        is_pair = [isinstance(item, (list, tuple)) and (not words or isinstance(item[0], (list, tuple)))
+                   for item in batch_text_or_text_pairs]
+        if any(is_pair) and not all(is_pair):
+            raise ValueError("batch_encode_plus: give every item as a text, or every item as a (text, pair) tuple")
+        for item, pair in zip(batch_text_or_text_pairs, is_pair):
+            if pair and len(item) != 2:
+                raise ValueError(f"batch_encode_plus: a pair is (text, text_pair), got {len(item)} items")
+        options = _legacy_padding(pad_to_max_length, options)
+        if not batch_text_or_text_pairs or not is_pair[0]:
+            return self(list(batch_text_or_text_pairs), **options)
+        return self([item[0] for item in batch_text_or_text_pairs], [item[1] for item in batch_text_or_text_pairs],
+                    **options)
+
     def _check_can_pad(self, padding: bool | str) -> None:
         """Refuse to pad without a [PAD] token, as transformers does (a ValueError)."""
         if _PADDING.get(padding) is not None and self.pad_token is None:
@@ -1284,6 +1316,45 @@ class PreTrainedTokenizerBase:
             if content not in self.all_special_tokens:
                 self.additional_special_tokens.append(content)
         self._compile_added()
+
+
+class EncodeOptions(TypedDict, total=False):
+    """The keyword arguments of the tokenizer's ``__call__`` (see it for each), which
+    ``encode_plus`` and ``batch_encode_plus`` pass on unchanged; an unknown one is a
+    TypeError naming it.
+
+    transformers: none (its methods list them one by one)
+    """
+
+    add_special_tokens: bool
+    padding: bool | str
+    truncation: bool | str | None
+    max_length: int | None
+    return_tensors: str | None
+    return_token_type_ids: bool
+    return_attention_mask: bool
+    return_offsets_mapping: bool
+    return_special_tokens_mask: bool
+    return_length: bool
+    pad_to_multiple_of: int | None
+    is_split_into_words: bool
+    stride: int
+    return_overflowing_tokens: bool
+    padding_side: str | None
+
+
+def _legacy_padding(pad_to_max_length: bool, options: dict) -> dict:
+    """``pad_to_max_length=True`` as transformers 3.x read it: given a ``max_length``,
+    ``padding="max_length"`` and (unless truncation is given) ``truncation="longest_first"``,
+    else ``padding="longest"``; an explicit ``padding`` wins."""
+    if not pad_to_max_length or options.get("padding", False) is not False:
+        return options
+    if options.get("max_length") is None:
+        changes = {"padding": "longest"}
+    else:  # 3.x's padding argument was still False here, so max_length also turned truncation on
+        changes = {"padding": "max_length", "truncation": options.get("truncation") or "longest_first"}
+    logger.warning("pad_to_max_length=True is transformers 3.x/4.x's old spelling of %s", changes)
+    return {**options, **changes}
 
 
 def clean_up_tokenization(text: str) -> str:

@@ -332,3 +332,26 @@ def test_stride_misuse_is_a_clear_error(minilm_dir, options, message):
     ours = BertTokenizer.from_pretrained(minilm_dir)
     with pytest.raises(ValueError, match=message):
         ours("one two three four five six seven eight", return_overflowing_tokens=True, **options)
+
+
+def test_encode_plus_is_the_call_and_refuses_what_it_cannot_read(minilm_dir):
+    """transformers 3.x/4.x's encode_plus / batch_encode_plus (tests_transformers4 compares
+    them with 4.57.6): the same encodings as the call, and a sentence for each misuse."""
+    tokenizer = BertTokenizer.from_pretrained(minilm_dir)
+    first, second = PAIRS[0]
+    assert dict(tokenizer.encode_plus(first, second, max_length=12, truncation=True)) == \
+        dict(tokenizer(first, second, max_length=12, truncation=True))
+    assert dict(tokenizer.batch_encode_plus(list(PAIRS), padding=True)) == \
+        dict(tokenizer([a for a, _ in PAIRS], [b for _, b in PAIRS], padding=True))
+    padded = tokenizer.encode_plus(first, max_length=40, pad_to_max_length=True, return_tensors="pt")
+    assert padded["input_ids"].shape == (1, 40)
+    with pytest.raises(TypeError, match="encode_plus takes one text"):
+        tokenizer.encode_plus([first, second])
+    with pytest.raises(TypeError, match="batch_encode_plus takes a list"):
+        tokenizer.batch_encode_plus(first)
+    with pytest.raises(ValueError, match="every item as a text, or every item as a"):
+        tokenizer.batch_encode_plus([first, (first, second)])
+    with pytest.raises(ValueError, match="a pair is \\(text, text_pair\\), got 3 items"):
+        tokenizer.batch_encode_plus([(first, second, first)])
+    with pytest.raises(TypeError, match="max_lenght"):
+        tokenizer.encode_plus(first, max_lenght=5)
