@@ -688,8 +688,9 @@ class BertModel(BertPreTrainedModel):
 #
 # Every head passes BertModel's optional keywords (head_mask, output_attentions, ...: the
 # group modeling_bert_extras.BertModelKwargs names) through unchanged as **kwargs, returns
-# transformers' output dataclass (or its tuple with return_dict=False, BertPreTrainedModel._return), computes its loss only when labels are given, and ignores
-# label -100 in token-level losses (CrossEntropyLoss's default ignore_index), as transformers does.
+# transformers' output dataclass (or its tuple with return_dict=False, PreTrainedModel._return),
+# computes its loss only when labels are given, and ignores label -100 in token-level losses
+# (CrossEntropyLoss's default ignore_index), as transformers does.
 
 
 #: The masked-LM heads' two ties (Press & Wolf, 2017): the vocabulary projection *is* the

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Collection
 from typing import Any, NamedTuple
 
 from .file_utils import MAX_METADATA_BYTES, directory_lock, not_a_regular_file, read_file, write_json, write_text
@@ -94,7 +95,7 @@ def read_vocab_lines(vocab_file: str | os.PathLike) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
-def infer_do_lower_case(directory: str, vocab: dict[str, int]) -> tuple[bool, str]:
+def infer_do_lower_case(directory: str, vocab: Collection[str]) -> tuple[bool, str]:
     """Whether a Google checkpoint was trained lower-cased, and where that was read.
 
     From the directory's name when it is one of Google's release names (as
@@ -158,8 +159,7 @@ def read_tokenizer_directory(directory: str, overrides: dict[str, Any]) -> Token
     json_path = os.path.join(directory, TOKENIZER_FILE)
     if not os.path.isfile(config_path) and os.path.isfile(os.path.join(directory, "bert_config.json")):
         if os.path.isfile(vocab_path) and "do_lower_case" not in overrides:
-            tokens = {token: index for index, token in enumerate(read_vocab_lines(vocab_path))}
-            kwargs["do_lower_case"], reason = infer_do_lower_case(directory, tokens)
+            kwargs["do_lower_case"], reason = infer_do_lower_case(directory, read_vocab_lines(vocab_path))
             logger.info("%s: no tokenizer_config.json; do_lower_case=%s (%s)", directory, kwargs["do_lower_case"], reason)
     kwargs.update(overrides)
     added, extra, source = [], [], config_path
