@@ -61,6 +61,64 @@ FILE_HISTORY_KEYS = ("transformers_version", "_name_or_path")
 DIRECTORY_KEYS = ("transformers_weights",)
 
 
+@dataclass(kw_only=True)
+class Transformers4Fields:
+    """The keyword arguments of transformers 4.x's ``PretrainedConfig`` that 5.x dropped,
+    with 4.57.6's defaults: a 4.x call (``BertConfig(torchscript=True, num_beams=4)``) or
+    config.json keeps working, and a misspelt name is still a TypeError. ``torchscript`` and
+    the generation settings act (outputs as tuples; ``generate()``'s defaults); the others
+    are what a config says about its checkpoint (``finetuning_task``, ``tokenizer_class``,
+    ...), kept, saved and read by no BERT layer. Written to config.json only when set.
+
+    transformers: ``configuration_utils.PretrainedConfig.__init__`` (4.57.6)
+    """
+
+    # 4.x's name for dtype (PretrainedConfig.dtype); not a field of its own, and not written.
+    torch_dtype: dataclasses.InitVar[torch.dtype | str | None] = None
+    # TorchScript's tracer needs tuples, not output dataclasses: with True, a model returns
+    # tuples unless a call asks return_dict=True (4.x's use_return_dict).
+    torchscript: bool = False
+    # --- what a checkpoint records about itself (no BERT layer reads these)
+    finetuning_task: str | None = None
+    tokenizer_class: str | None = None
+    prefix: str | None = None
+    task_specific_params: dict[str, Any] | None = None
+    sep_token_id: int | None = None
+    # --- encoder-decoder pairs (transformers' EncoderDecoderModel reads these on its own config)
+    decoder_start_token_id: int | None = None
+    cross_attention_hidden_size: int | None = None
+    tie_encoder_decoder: bool = False
+    # --- TensorFlow-only switches of 4.x
+    tf_legacy_loss: bool = False
+    use_bfloat16: bool = False
+    # --- generation: defaults of generate() (4.x: PretrainedConfig._get_global_generation_defaults)
+    max_length: int = 20
+    min_length: int = 0
+    do_sample: bool = False
+    early_stopping: bool | str = False
+    num_beams: int = 1
+    num_beam_groups: int = 1
+    diversity_penalty: float = 0.0
+    temperature: float = 1.0
+    top_k: int = 50
+    top_p: float = 1.0
+    typical_p: float = 1.0
+    repetition_penalty: float = 1.0
+    length_penalty: float = 1.0
+    no_repeat_ngram_size: int = 0
+    encoder_no_repeat_ngram_size: int = 0
+    bad_words_ids: list[list[int]] | None = None
+    num_return_sequences: int = 1
+    output_scores: bool = False
+    return_dict_in_generate: bool = False
+    forced_bos_token_id: int | None = None
+    forced_eos_token_id: int | None = None
+    remove_invalid_values: bool = False
+    exponential_decay_length_penalty: tuple[int, float] | None = None
+    suppress_tokens: list[int] | None = None
+    begin_suppress_tokens: list[int] | None = None
+
+
 class LabelCount:
     """``config.num_labels``: how many classes a classifier head predicts, ``len(id2label)``.
     Setting another count makes generic labels ``LABEL_0 .. LABEL_{n-1}``, as transformers'
@@ -90,9 +148,10 @@ class LabelCount:
 
 
 @dataclass(kw_only=True)
-class PretrainedConfig:
+class PretrainedConfig(Transformers4Fields):
     """The fields transformers keeps on every config, and the file I/O; subclassed by
     ``BertConfig``, whose own fields come first (and positionally, as transformers' order).
+    The fields only 4.x has are ``Transformers4Fields``'.
 
     transformers: ``configuration_utils.PretrainedConfig``
     """
@@ -133,7 +192,9 @@ class PretrainedConfig:
     attn_implementation: str = "sdpa"
     name_or_path: str = ""  # what from_pretrained was given (a directory, a hub id)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, torch_dtype: torch.dtype | str | None) -> None:
+        if self.dtype is None:  # given both, dtype wins, as in 4.57.6
+            self.dtype = torch_dtype
         self.validate()
 
     # ------------------------------------------------------------------ checks
@@ -156,8 +217,9 @@ class PretrainedConfig:
     # ------------------------------------------------- transformers' config API
     @property
     def use_return_dict(self) -> bool:
-        """transformers' name for ``return_dict`` (its ``PretrainedConfig.use_return_dict``)."""
-        return self.return_dict
+        """Whether a forward given no ``return_dict`` returns its output dataclass: ``return_dict``,
+        unless ``torchscript`` asks for tuples (transformers 4.x's ``use_return_dict``)."""
+        return self.return_dict and not self.torchscript
 
     @property
     def _attn_implementation(self) -> str:
@@ -243,20 +305,24 @@ class PretrainedConfig:
         if values.get("model_type", cls.model_type) != cls.model_type:
             raise ConfigError(f"config has model_type {values['model_type']!r}; BertConfig reads model_type 'bert'")
         kwargs = {key: value for key, value in values.items() if key in known and key not in RUN_TIME_FIELDS}
+        if "torch_dtype" in values:  # transformers 4.x wrote the dtype under this name
+            kwargs["torch_dtype"] = values["torch_dtype"]
         if "id2label" in kwargs:  # a saved classifier's labels say how many there are
             kwargs.pop("num_labels", None)
         config = cls(**(kwargs | overrides))
         for key, value in values.items():
-            if key not in known and key != "model_type" and key not in FILE_HISTORY_KEYS:
+            if key not in known and key not in ("model_type", "torch_dtype") and key not in FILE_HISTORY_KEYS:
                 config._set_key(key, value)
         return config
 
     def to_dict(self) -> dict[str, Any]:
         """The ``config.json`` content: every field, then the other attributes."""
         out: dict[str, Any] = {"model_type": self.model_type}
+        transformers4 = {f.name: f.default for f in dataclasses.fields(Transformers4Fields)}
         for name in self.field_names():
-            if name not in NOT_SERIALISED:
-                out[name] = getattr(self, name)
+            value = getattr(self, name)
+            if name not in NOT_SERIALISED and (name not in transformers4 or value != transformers4[name]):
+                out[name] = value
         out["dtype"] = None if self.dtype is None else str(self.dtype).removeprefix("torch.")
         for key, value in self.extra.items():
             if key not in DIRECTORY_KEYS:

@@ -193,12 +193,12 @@ class PreTrainedModel(nn.Module):
     def _return(self, output: ModelOutput, return_dict: bool | None, encoded: ModelOutput | None = None,
                 ) -> ModelOutput | tuple:
         """``output``, or the tuple of its non-None fields where ``return_dict`` (default
-        ``config.return_dict``) is false: every model's last line, as transformers' ``return_dict``.
+        ``config.use_return_dict``) is false: every model's last line, as transformers' ``return_dict``.
         With ``encoded`` (the encoder's output, under BertModel's or a task model's), its hidden
         states and attentions (and a decoder's cache and cross-attentions) go into ``output`` unchanged."""
         if encoded is not None:
             output = with_encoder_fields(output, encoded)
-        return_dict = self.config.return_dict if return_dict is None else return_dict
+        return_dict = self.config.use_return_dict if return_dict is None else return_dict
         return output if return_dict else output.to_tuple()
 
     # ------------------------------------------------------------------ init

@@ -35,7 +35,7 @@ PROBLEM_TYPES = (None, "regression", "single_label_classification", "multi_label
 SIZE_FIELDS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
                "max_position_embeddings", "type_vocab_size")
 FLAG_FIELDS = ("is_decoder", "add_cross_attention", "use_cache", "tie_word_embeddings", "output_attentions",
-               "output_hidden_states", "return_dict")
+               "output_hidden_states", "return_dict", "torchscript")
 PROBABILITY_FIELDS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
 
 
@@ -330,8 +330,6 @@ def check_config(config) -> tuple[dict[int, str], dict[str, int], dict[int, list
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"BertConfig.{name} must be an int, got {value!r} ({type(value).__name__})")
-        if value <= 0:
-            raise ConfigError(f"BertConfig.{name} must be positive, got {value}")
         if value > MAX_SIZE:
             raise ConfigError(f"BertConfig.{name} must be at most {MAX_SIZE} (a tensor dimension), got {value}")
     if not isinstance(config.hidden_act, str) or config.hidden_act not in ACT2FN:
@@ -352,7 +350,7 @@ def check_config(config) -> tuple[dict[int, str], dict[str, int], dict[int, list
     if config.pad_token_id is not None:
         if isinstance(config.pad_token_id, bool) or not isinstance(config.pad_token_id, int):
             raise ConfigError(f"BertConfig.pad_token_id must be an int or None, got {config.pad_token_id!r}")
-        if not 0 <= config.pad_token_id < config.vocab_size:
+        if config.vocab_size > 0 and not 0 <= config.pad_token_id < config.vocab_size:
             raise ConfigError(f"BertConfig.pad_token_id ({config.pad_token_id}) must index a row of the vocabulary "
                               f"[0, vocab_size={config.vocab_size})")
     if config.position_embedding_type not in POSITION_EMBEDDING_TYPES:
@@ -418,11 +416,15 @@ def _dtype(value) -> torch.dtype | None:
 
 
 def check_model_sizes(config) -> None:
-    """What only a model needs of a config: sizes that fit one another (transformers and
-    Google accept such a config and refuse the model).
+    """What only a model needs of a config: positive sizes that fit one another. Checked
+    when a model is built, not when a config is (transformers and Google accept such a
+    config, ``BertConfig(hidden_size=0)`` included, and the model fails or is empty).
 
     transformers: none (``BertSelfAttention.__init__`` raises the same ValueError)
     """
+    for name in SIZE_FIELDS:
+        if getattr(config, name) <= 0:
+            raise ConfigError(f"BertConfig.{name} must be positive to build a model, got {getattr(config, name)}")
     if config.hidden_size % config.num_attention_heads != 0:
         raise ConfigError(
             f"BertConfig.hidden_size ({config.hidden_size}) must be divisible by num_attention_heads "

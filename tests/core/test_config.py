@@ -9,6 +9,7 @@ import logging
 import re
 
 import pytest
+import torch
 import transformers
 
 from mini_hf_bert import BertConfig, ConfigError
@@ -90,8 +91,6 @@ def test_reads_google_bert_config(tmp_path, caplog):
 
 BAD_VALUES = [
     (dict(hidden_act="gelu_fancy"), "hidden_act 'gelu_fancy' is not a known activation"),
-    (dict(num_hidden_layers=0), "num_hidden_layers must be positive"),
-    (dict(vocab_size=-5), "vocab_size must be positive"),
     (dict(intermediate_size=3.5), "intermediate_size must be an int"),
     (dict(hidden_dropout_prob=1.5), "hidden_dropout_prob must be a probability"),
     (dict(layer_norm_eps=0.0), "layer_norm_eps must be positive"),
@@ -129,11 +128,24 @@ def test_heads_that_do_not_divide_hidden_are_refused_by_the_model_not_the_config
     assert BertConfig.from_json_file(path).hidden_size == 100
 
 
+@pytest.mark.parametrize("name,value", [("hidden_size", 0), ("num_hidden_layers", 0), ("vocab_size", -5),
+                                        ("num_attention_heads", 0)])
+def test_sizes_that_build_no_model_are_refused_by_the_model_not_the_config(name, value):
+    """transformers 4.57.6's ConfigTester builds BertConfig(hidden_size=0) and accepts only
+    success; such a config describes no model, so building one is what fails."""
+    from mini_hf_bert import BertModel
+
+    config = BertConfig(**{name: value})
+    assert getattr(config, name) == value
+    with pytest.raises(ConfigError, match=re.escape(f"BertConfig.{name} must be positive to build a model, got {value}")):
+        BertModel(config)
+
+
 def test_invalid_config_file_names_the_file(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "bert", "hidden_size": -100}))
-    with pytest.raises(ConfigError, match=f"{path}: BertConfig.hidden_size"):
-        BertConfig.from_json_file(path)
+    with pytest.raises(ConfigError, match=f"{path}: BertConfig.hidden_size must be positive to build a model"):
+        BertConfig.from_json_file(path, check_model=True)
     path.write_text("{not json")
     with pytest.raises(ConfigError, match=f"{path}: not valid JSON"):
         BertConfig.from_json_file(path)
@@ -162,7 +174,7 @@ def test_edited_config_is_validated_when_a_model_is_built():
 
 def test_replace_keeps_validation():
     with pytest.raises(ConfigError):
-        dataclasses.replace(BertConfig(), hidden_size=-7)
+        dataclasses.replace(BertConfig(), hidden_size="7")
 
 
 @pytest.mark.parametrize("key", ["extra", "update", "to_dict", "_attn_implementation", "use_return_dict",
@@ -188,3 +200,37 @@ def test_the_config_has_no_attribute_hooks_and_keeps_what_is_set():
     assert config.replace(num_hidden_layers=2).quantization_config == {"bits": 8}
     config.num_labels = 3
     assert config.id2label == {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"} and config.label2id["LABEL_2"] == 2
+
+
+def test_transformers_4_keywords_are_kept_and_written_only_when_set(tmp_path):
+    """4.x's PretrainedConfig keywords (tests_transformers4/test_config_4x.py holds them to
+    4.57.6): accepted, saved when they differ from 4.x's default, left out of config.json otherwise."""
+    plain = json.loads(BertConfig().to_json_string())
+    for name in ("torchscript", "num_beams", "finetuning_task", "max_length", "torch_dtype"):
+        assert name not in plain, name
+    config = BertConfig(num_beams=4, finetuning_task="sst-2", torchscript=True, torch_dtype="bfloat16")
+    written = json.loads(config.to_json_string())
+    assert (written["num_beams"], written["finetuning_task"], written["torchscript"], written["dtype"]) == (
+        4, "sst-2", True, "bfloat16")
+    assert "torch_dtype" not in written and "max_length" not in written
+    config.save_pretrained(tmp_path)
+    again = BertConfig.from_pretrained(tmp_path)
+    assert (again.num_beams, again.finetuning_task, again.torchscript, again.dtype) == (4, "sst-2", True, torch.bfloat16)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", "torch_dtype": "float16"}))
+    assert BertConfig.from_pretrained(tmp_path).dtype == torch.float16 and "torch_dtype" not in BertConfig.from_pretrained(tmp_path).extra
+    with pytest.raises(ConfigError, match="torchscript must be true or false"):
+        BertConfig(torchscript="yes")
+
+
+def test_torchscript_config_returns_tuples_unless_asked():
+    from mini_hf_bert import BertModel
+
+    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=20,
+                        torchscript=True)
+    model = BertModel(config).eval()
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        assert isinstance(model(ids), tuple)
+        assert not isinstance(model(ids, return_dict=True), tuple)
+        config.torchscript = False
+        assert not isinstance(model(ids), tuple)
