@@ -154,11 +154,14 @@ class _BaseAutoModel:
         return cls._model_class.from_pretrained(pretrained_model_name_or_path, **kwargs)
 
     @classmethod
-    def from_config(cls, config: BertConfig, **kwargs: Any) -> BertPreTrainedModel:
-        """A freshly initialised model of this Auto class's BERT class."""
+    def from_config(cls, config: BertConfig, *, attn_implementation: str | None = None, dtype: Any = None,
+                    torch_dtype: Any = None, trust_remote_code: bool = False, **init_kwargs: Any) -> BertPreTrainedModel:
+        """A freshly initialised model of this Auto class's BERT class, in ``dtype`` (default
+        ``config.dtype``, else float32), as transformers' ``from_config``."""
         if not isinstance(config, BertConfig):
             raise TypeError(f"from_config needs a BertConfig, got {type(config).__name__}; {_SUPPORTED}")
-        return cls._model_class(config, **kwargs)
+        no_remote_code(trust_remote_code, cls.__name__)
+        return cls._model_class._from_config(config, attn_implementation, dtype, torch_dtype, **init_kwargs)
 
 
 def _auto_class(name: str, model_class: type[BertPreTrainedModel], counterpart: str) -> type[_BaseAutoModel]:

@@ -154,6 +154,20 @@ def _rows_near_the_mean(weight: torch.Tensor, count: int) -> torch.Tensor:
 
 
 
+
+def _auto_dtype(target: torch.dtype | str, config, loaded) -> torch.dtype:
+    """``from_pretrained``'s dtype: ``target``, or for ``"auto"`` the dtype the config records,
+    else the checkpoint's one floating dtype, else float32 (a checkpoint of mixed dtypes).
+
+    transformers: ``modeling_utils._get_dtype`` (5.x)
+    """
+    if target != "auto":
+        return target
+    if config.dtype is not None:
+        return config.dtype
+    float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
+    return float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
+
 class PreTrainedModel(nn.Module):
     """Base class: HF-style ``from_pretrained`` / ``save_pretrained`` and weight init.
 
@@ -623,7 +637,9 @@ class PreTrainedModel(nn.Module):
                 files, as transformers.
             attn_implementation: ``"eager"``, ``"sdpa"`` (default) or ``"fast"`` (modeling_bert_fast.py).
             torch_dtype / dtype: the parameters' dtype (transformers 4.x / 5.x spelling):
-                a torch dtype, its name, or ``"auto"`` for the checkpoint's. Default float32.
+                a torch dtype, its name, or ``"auto"`` (the default, as transformers 5.x;
+                4.x's was float32): the dtype the config records, else that of the
+                checkpoint's floating tensors, else float32 when they mix dtypes.
             strict: weights of the encoder that are missing or mis-shaped are an error
                 (default): a half-loaded encoder is never silent. With ``strict=False`` they
                 are reported and keep their fresh initialisation. A task model's own weights
@@ -668,7 +684,7 @@ class PreTrainedModel(nn.Module):
         config_overrides = {k: v for k, v in kwargs.items() if k not in init_params}
         if dtype is not None and torch_dtype is not None and dtype != torch_dtype:
             raise ValueError(f"pass one of dtype={dtype!r} or torch_dtype={torch_dtype!r}, not both")
-        target_dtype = resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
+        target_dtype = resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype") or "auto"
         device = resolve_device_map(device_map)
         unknown = [k for k in config_overrides if k not in cls.config_class.field_names()]
         if unknown:
@@ -697,10 +713,10 @@ class PreTrainedModel(nn.Module):
                                  f"a hub id, got None (None needs config= and state_dict=: nothing else to load)")
             if attn_implementation is not None:
                 config = config.replace(attn_implementation=attn_implementation)
+            loaded = CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict")
+            config = config.replace(**config_overrides)
             model, info = cls.from_checkpoint_tensors(
-                CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict"),
-                config.replace(**config_overrides), strict=strict,
-                dtype=target_dtype if target_dtype not in (None, "auto") else torch.float32,
+                loaded, config, strict=strict, dtype=_auto_dtype(target_dtype, config, loaded),
                 ignore_mismatched_sizes=ignore_mismatched_sizes, limits=limits, config_source="config=", **init_kwargs,
             )
             if device is not None:
@@ -731,12 +747,8 @@ class PreTrainedModel(nn.Module):
                     loaded = load_checkpoint_tensors(resolved)
                 else:  # the caller's tensors replace the files': those are never read
                     loaded = CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict")
-                if target_dtype == "auto":  # the config's record first, else the weights' one float dtype
-                    float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
-                    target_dtype = config.dtype or (float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32)
-
                 model, info = cls.from_checkpoint_tensors(
-                    loaded, config, strict=strict, dtype=target_dtype or torch.float32,
+                    loaded, config, strict=strict, dtype=_auto_dtype(target_dtype, config, loaded),
                     ignore_mismatched_sizes=ignore_mismatched_sizes, limits=limits, config_source=config_source,
                     **init_kwargs
                 )
@@ -774,6 +786,7 @@ class PreTrainedModel(nn.Module):
         too_large = model_size_problem(config, dtype, Limits.given(limits))
         if too_large:
             raise CheckpointError(f"{config_source}: {too_large}")
+        config.dtype = dtype  # the config says what the weights are, as transformers' from_pretrained
         with init_empty_weights():
             model = cls(config, **init_kwargs)
         try:
@@ -844,15 +857,19 @@ class PreTrainedModel(nn.Module):
         return False
 
     @classmethod
-    def _from_config(cls, config, attn_implementation: str | None = None, dtype: Any = None, torch_dtype: Any = None):
-        """``cls(config)`` with an attention implementation (set on ``config``, as
-        transformers does) and a dtype: transformers' ``_from_config``."""
+    def _from_config(cls, config, attn_implementation: str | None = None, dtype: Any = None, torch_dtype: Any = None,
+                     **init_kwargs: Any):
+        """``cls(config, **init_kwargs)`` with an attention implementation and a dtype, both
+        set on ``config`` as transformers 5.x does: its ``_from_config``. The dtype defaults
+        to ``config.dtype`` (float32 when that is None)."""
         if attn_implementation is not None:
             check_attn_implementation(attn_implementation)
             config.attn_implementation = attn_implementation
-        model = cls(config)
         target = resolve_dtype(dtype if dtype is not None else torch_dtype, "dtype")
-        if target not in (None, "auto"):
+        target = config.dtype if target in (None, "auto") else target
+        model = cls(config, **init_kwargs)
+        if target is not None:
+            config.dtype = target
             model.to(target)
         return model
 
