@@ -364,12 +364,17 @@ class BertTokenizer(PreTrainedTokenizerBase):
         found = read_tokenizer_directory(directory, overrides)
         tokenizer = cls(found.vocab_file, vocab=found.vocab, **found.kwargs)
         tokenizer._load_added(found.added, found.extra, found.source)
+        tokenizer.chat_template = found.chat_template
         return tokenizer
 
-    def save_pretrained(self, save_directory: str | os.PathLike) -> list[str]:
-        """Write ``vocab.txt``, ``tokenizer_config.json`` and ``special_tokens_map.json``
-        (created if needed), each whole or not at all (``file_utils``)."""
-        return write_tokenizer_directory(self, save_directory)
+    def save_pretrained(self, save_directory: str | os.PathLike, legacy_format: bool | None = None,
+                        save_jinja_files: bool = True) -> list[str]:
+        """Write ``vocab.txt`` and ``tokenizer.json`` (``legacy_format``: True for the first
+        only, False for the second only, as transformers 4.x), ``tokenizer_config.json``,
+        ``special_tokens_map.json`` and a chat template's ``chat_template.jinja`` (in the
+        config with ``save_jinja_files=False``), into ``save_directory`` (created if needed),
+        each whole or not at all (``file_utils``)."""
+        return write_tokenizer_directory(self, save_directory, legacy_format, save_jinja_files)
 
     #: The file save_pretrained writes the vocabulary to (transformers' tokenizer tests).
     vocab_files_names = VOCAB_FILES_NAMES

@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 
 VOCAB_FILES_NAMES = {"vocab_file": "vocab.txt"}
 VOCAB_FILE = VOCAB_FILES_NAMES["vocab_file"]
+CHAT_TEMPLATE_FILE = "chat_template.jinja"
 
 #: Google's releases say cased or uncased only in their directory name: the names
 #: google-research/bert's ``validate_case_matches_checkpoint`` lists, and the later
@@ -127,6 +128,7 @@ class TokenizerFiles(NamedTuple):
     added: list[tuple[int, AddedToken]]
     extra: list[str]
     source: str
+    chat_template: str | None = None
 
 
 def read_tokenizer_directory(directory: str, overrides: dict[str, Any]) -> TokenizerFiles:
@@ -165,8 +167,9 @@ def read_tokenizer_directory(directory: str, overrides: dict[str, Any]) -> Token
     added, extra, source = [], [], config_path
     if os.path.isfile(config_path):
         added, extra = _added_tokens_of_config(config_path, config)
+    chat_template = _chat_template(directory, config, config_path)
     if os.path.isfile(vocab_path):
-        return TokenizerFiles(vocab_path, None, kwargs, added, extra, source)
+        return TokenizerFiles(vocab_path, None, kwargs, added, extra, source, chat_template)
     if not os.path.isfile(json_path):
         raise FileNotFoundError(f"{directory}: no vocab.txt or tokenizer.json in this directory")
     vocab, normalizer, json_added = _read_tokenizer_json(json_path)
@@ -174,7 +177,26 @@ def read_tokenizer_directory(directory: str, overrides: dict[str, Any]) -> Token
                          ("tokenize_chinese_chars", "handle_chinese_chars")):
         if ours not in overrides and theirs in normalizer:
             kwargs[ours] = normalizer[theirs]
-    return TokenizerFiles(None, vocab, kwargs, added or json_added, extra, json_path if not added else config_path)
+    return TokenizerFiles(None, vocab, kwargs, added or json_added, extra, json_path if not added else config_path,
+                          chat_template)
+
+
+def _chat_template(directory: str, config: dict, config_path: str) -> str | None:
+    """The chat template a directory gives: ``chat_template.jinja`` (transformers 5.x writes
+    it), else tokenizer_config.json's ``chat_template`` (4.x), else None."""
+    path = os.path.join(directory, CHAT_TEMPLATE_FILE)
+    if os.path.lexists(path):
+        problem = not_a_regular_file(path)
+        if problem:
+            raise TokenizerFileError(f"{path}: {problem}")
+        try:
+            return read_file(path, MAX_METADATA_BYTES).decode("utf-8")
+        except UnicodeDecodeError:
+            raise TokenizerFileError(f"{path}: not UTF-8 text") from None
+    template = config.get("chat_template")
+    if template is not None and not isinstance(template, str):
+        raise TokenizerFileError(f"{config_path}: chat_template must be a string (a Jinja template), got {template!r}")
+    return template
 
 
 def _read_tokenizer_json(path: str) -> tuple[dict[str, int], dict, list[tuple[int, AddedToken]]]:
@@ -197,13 +219,60 @@ def _read_tokenizer_json(path: str) -> tuple[dict[str, int], dict, list[tuple[in
     return vocab, normalizer, added
 
 
-def write_tokenizer_directory(tokenizer, save_directory: str | os.PathLike) -> list[str]:
-    """Write ``vocab.txt``, ``tokenizer_config.json`` and ``special_tokens_map.json`` of a
-    ``BertTokenizer`` (the directory created if needed), each whole or not at all, under the
-    directory's lock (a reader sees one save's set).
+def tokenizer_json(tokenizer) -> dict[str, Any]:
+    """The ``tokenizer.json`` of a ``BertTokenizer``, in the HuggingFace tokenizers library's
+    format: the pipeline transformers' ``BertConverter`` builds (BertNormalizer,
+    BertPreTokenizer, ``[CLS] A [SEP] (B [SEP])``, WordPiece), the vocabulary, and the added
+    tokens (the special tokens of the vocabulary first, as the converter registers them).
+
+    transformers: ``convert_slow_tokenizer.BertConverter`` (4.x), written by ``tokenizers``
+    """
+    cls, sep = tokenizer.cls_token, tokenizer.sep_token
+    added = {}
+    for token in tokenizer.all_special_tokens:
+        if token in tokenizer.vocab:
+            added[tokenizer.vocab[token]] = AddedToken(token, special=True, normalized=False)
+    added.update(tokenizer.added_tokens_decoder)
+    entries = [{"id": index, "content": token.content, "single_word": False, "lstrip": token.lstrip,
+                "rstrip": token.rstrip, "normalized": tokenizer._is_normalized(token), "special": token.special}
+               for index, token in sorted(added.items())]
+
+    def piece(kind: str, name: str, type_id: int) -> dict:
+        return {kind: {"id": name, "type_id": type_id}}
+
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": entries,
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": tokenizer.tokenize_chinese_chars,
+                       "strip_accents": tokenizer.strip_accents, "lowercase": tokenizer.do_lower_case},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [piece("SpecialToken", cls, 0), piece("Sequence", "A", 0), piece("SpecialToken", sep, 0)],
+            "pair": [piece("SpecialToken", cls, 0), piece("Sequence", "A", 0), piece("SpecialToken", sep, 0),
+                     piece("Sequence", "B", 1), piece("SpecialToken", sep, 1)],
+            "special_tokens": {token: {"id": token, "ids": [tokenizer.convert_tokens_to_ids(token)], "tokens": [token]}
+                               for token in (cls, sep)},
+        },
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": tokenizer.clean_up_tokenization_spaces},
+        "model": {"type": "WordPiece", "unk_token": tokenizer.unk_token, "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": tokenizer.wordpiece_tokenizer.max_input_chars_per_word,
+                  "vocab": dict(sorted(tokenizer.vocab.items(), key=lambda item: item[1]))},
+    }
+
+
+def write_tokenizer_directory(tokenizer, save_directory: str | os.PathLike, legacy_format: bool | None = None,
+                              save_jinja_files: bool = True) -> list[str]:
+    """Write a ``BertTokenizer``'s files (the directory created if needed), each whole or not
+    at all, under the directory's lock (a reader sees one save's set): ``tokenizer_config.json``,
+    ``special_tokens_map.json``, and as transformers 4.x's ``legacy_format`` says, ``vocab.txt``
+    (True), ``tokenizer.json`` (False), or both (None, its default). A chat template goes to
+    ``chat_template.jinja``, or with ``save_jinja_files=False`` into tokenizer_config.json,
+    as transformers does.
 
     transformers: none (``PreTrainedTokenizerBase.save_pretrained``)
     """
+    if legacy_format not in (None, True, False):
+        raise ValueError(f"legacy_format must be None, True or False, got {legacy_format!r}")
     directory = os.fspath(save_directory)
     vocab_path = os.path.join(directory, VOCAB_FILE)
     ordered = sorted(tokenizer.vocab.items(), key=lambda item: item[1])
@@ -228,10 +297,19 @@ def write_tokenizer_directory(tokenizer, save_directory: str | os.PathLike) -> l
         }
     if tokenizer.additional_special_tokens:
         config["additional_special_tokens"] = list(tokenizer.additional_special_tokens)
-    paths = [vocab_path, os.path.join(directory, TOKENIZER_CONFIG_FILE), os.path.join(directory, SPECIAL_TOKENS_MAP_FILE)]
+    if tokenizer.chat_template is not None and not save_jinja_files:
+        config["chat_template"] = tokenizer.chat_template
+    configs = {os.path.join(directory, TOKENIZER_CONFIG_FILE): config, os.path.join(directory, SPECIAL_TOKENS_MAP_FILE): specials}
+    if legacy_format is not True:
+        configs[os.path.join(directory, TOKENIZER_FILE)] = tokenizer_json(tokenizer)
     os.makedirs(directory, exist_ok=True)
     with directory_lock(directory, exclusive=True):
-        write_text(vocab_path, "".join(token + "\n" for token, _ in ordered))
-        for path, content in zip(paths[1:], (config, specials)):
+        if legacy_format is not False:
+            write_text(vocab_path, "".join(token + "\n" for token, _ in ordered))
+        for path, content in configs.items():
             write_json(path, content)
-    return paths
+        template_path = os.path.join(directory, CHAT_TEMPLATE_FILE)
+        if tokenizer.chat_template is not None and save_jinja_files:
+            write_text(template_path, tokenizer.chat_template)
+    written = ([vocab_path] if legacy_format is not False else []) + list(configs)
+    return written + ([template_path] if tokenizer.chat_template is not None and save_jinja_files else [])

@@ -15,6 +15,7 @@ template), ``decode`` and ``_from_directory``.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import operator
 import os
@@ -473,6 +474,9 @@ class PreTrainedTokenizerBase:
         }
         self.deprecation_warnings: dict[str, bool] = {}
         self.add_bos_token, self.add_eos_token = bool(add_bos_token), bool(add_eos_token)
+        # A Jinja template that lays a conversation out as text (apply_chat_template); BERT
+        # checkpoints have none, a tokenizer_config.json may give one.
+        self.chat_template: str | None = None
         # The longest text read whole (Limits.text_chars); truncated texts are read only as
         # far as their kept tokens, whatever their length.
         self.limits = Limits.given(limits)
@@ -720,30 +724,22 @@ class PreTrainedTokenizerBase:
     # ------------------------------------------------------------- __call__
     def __call__(
         self,
-        text: str | list[str],
+        text: str | list[str] | None = None,
         text_pair: str | list[str] | None = None,
         *,
-        add_special_tokens: bool = True,
-        padding: bool | str = False,
-        truncation: bool | str | None = None,
-        max_length: int | None = None,
-        return_tensors: str | None = None,
-        return_token_type_ids: bool = True,
-        return_attention_mask: bool = True,
-        return_offsets_mapping: bool = False,
-        return_special_tokens_mask: bool = False,
-        return_length: bool = False,
-        pad_to_multiple_of: int | None = None,
-        is_split_into_words: bool = False,
-        stride: int = 0,
-        return_overflowing_tokens: bool = False,
-        padding_side: str | None = None,
+        text_target: str | list[str] | None = None,
+        text_pair_target: str | list[str] | None = None,
+        **options: Unpack[EncodeOptions],
     ) -> BatchEncoding:
         """Encode one text (or pair) or a batch, as transformers' tokenizer ``__call__``.
 
         Args:
             text: a str, or a list of str (a batch).
             text_pair: the second segment (same form as ``text``): token type 1.
+            text_target / text_pair_target: the texts a sequence-to-sequence model is to
+                produce (bert2bert's summaries), encoded with the same options: their
+                ``input_ids`` come back as ``labels`` beside ``text``'s encoding, or, with
+                no ``text``, as the encoding itself (transformers' ``text_target``).
             padding: False / "do_not_pad"; True / "longest" (to the longest in the batch);
                 "max_length" (to ``max_length``, else ``model_max_length``). Pads on the right.
             truncation: False / None; True / "longest_first" (the shorter of the two keeps
@@ -770,7 +766,44 @@ class PreTrainedTokenizerBase:
         Returns:
             ``BatchEncoding`` with ``input_ids``, ``token_type_ids``, ``attention_mask`` (and
             ``offset_mapping``, ``special_tokens_mask``, ``length``, ``overflow_to_sample_mapping``
-            when asked).
+            when asked; ``labels`` with ``text_target``).
+        """
+        if text is None and text_target is None:
+            raise ValueError("the tokenizer needs text, or text_target (a sequence-to-sequence model's labels), or both")
+        encodings = None if text is None else self._call_one(text, text_pair, **options)
+        if text_target is None:
+            return encodings
+        targets = self._call_one(text_target, text_pair_target, **options)
+        if encodings is None:
+            return targets
+        encodings["labels"] = targets["input_ids"]
+        return encodings
+
+    def _call_one(
+        self,
+        text: str | list[str],
+        text_pair: str | list[str] | None = None,
+        *,
+        add_special_tokens: bool = True,
+        padding: bool | str = False,
+        truncation: bool | str | None = None,
+        max_length: int | None = None,
+        return_tensors: str | None = None,
+        return_token_type_ids: bool = True,
+        return_attention_mask: bool = True,
+        return_offsets_mapping: bool = False,
+        return_special_tokens_mask: bool = False,
+        return_length: bool = False,
+        pad_to_multiple_of: int | None = None,
+        is_split_into_words: bool = False,
+        stride: int = 0,
+        return_overflowing_tokens: bool = False,
+        padding_side: str | None = None,
+    ) -> BatchEncoding:
+        """One text (or pair) or a batch, encoded: ``__call__`` for ``text`` (and again for
+        ``text_target``); its options are ``__call__``'s (``EncodeOptions``).
+
+        transformers: ``PreTrainedTokenizerBase._call_one``
         """
         if text_pair is None and _is_batch_of_pairs(text, is_split_into_words):  # [(text, pair), ...]
             text, text_pair = [item[0] for item in text], [item[1] for item in text]
@@ -1010,6 +1043,67 @@ class PreTrainedTokenizerBase:
             raise TypeError("encode takes one text (a str); call the tokenizer itself for a batch")
         return self(text, text_pair, add_special_tokens=add_special_tokens, padding=padding, truncation=truncation,
                     max_length=max_length, return_tensors=return_tensors)["input_ids"]
+
+    def get_chat_template(self, chat_template: str | None = None) -> str:
+        """The Jinja template ``apply_chat_template`` uses: ``chat_template``, else the
+        tokenizer's; with neither, a ValueError, as transformers' (BERT checkpoints have none)."""
+        template = chat_template if chat_template is not None else self.chat_template
+        if template is None:
+            raise ValueError("Cannot use chat template functions because tokenizer.chat_template is not set and no "
+                             "template argument was passed (BERT checkpoints have none): pass chat_template=, a Jinja "
+                             "template, or set tokenizer.chat_template")
+        if not isinstance(template, str):
+            raise TypeError(f"chat_template must be a str (a Jinja template), got {_kind(template)}")
+        return template
+
+    def apply_chat_template(
+        self,
+        conversation: list[dict[str, str]] | list[list[dict[str, str]]],
+        *,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        tokenize: bool = True,
+        return_dict: bool = True,
+        **options: Unpack[EncodeOptions],
+    ) -> str | list[str] | list[int] | BatchEncoding:
+        """A conversation (``[{"role": ..., "content": ...}, ...]``, or a list of them) laid
+        out by a Jinja chat template, then encoded without adding special tokens (the template
+        writes its own), as transformers' ``apply_chat_template``: the text with
+        ``tokenize=False``, the ids with ``return_dict=False``, else the encoding. The template
+        runs in Jinja's sandbox (it may come from a downloaded file); ``add_generation_prompt``
+        is passed to it. ``options`` are ``__call__``'s."""
+        from jinja2.exceptions import TemplateError
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        template = self.get_chat_template(chat_template)
+        batched = isinstance(conversation, (list, tuple)) and bool(conversation) and isinstance(conversation[0], (list, tuple))
+        conversations = list(conversation) if batched else [conversation]
+        for i, chat in enumerate(conversations):
+            if not isinstance(chat, (list, tuple)) or not all(isinstance(m, dict) for m in chat):
+                raise TypeError(f"conversation{f'[{i}]' if batched else ''} must be a list of messages (dicts with "
+                                f"'role' and 'content'), got {_kind(chat)}")
+            if not chat:
+                raise ValueError(f"conversation{f'[{i}]' if batched else ''} is empty: no message to lay out")
+        # A key whose value is None (OpenAI's content=None) is a key the message lacks, as transformers reads it.
+        conversations = [[{k: v for k, v in message.items() if v is not None} for message in chat] for chat in conversations]
+
+        def raise_exception(message: str) -> None:
+            raise TemplateError(message)
+
+        environment = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        environment.filters["tojson"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
+        environment.globals["raise_exception"] = raise_exception
+        try:
+            compiled = environment.from_string(template)
+            specials = {key: getattr(self, key) for key in ("bos_token", "eos_token", *_SPECIAL_TOKEN_KEYS)}
+            texts = [compiled.render(messages=chat, add_generation_prompt=add_generation_prompt, **specials)
+                     for chat in conversations]
+        except TemplateError as e:
+            raise ValueError(f"the chat template failed on this conversation: {e}") from None
+        if not tokenize:
+            return texts if batched else texts[0]
+        encoded = self(texts if batched else texts[0], add_special_tokens=False, **options)
+        return encoded if return_dict else encoded["input_ids"]
 
     def encode_plus(self, text: str | list[str], text_pair: str | list[str] | None = None, *,
                     pad_to_max_length: bool = False, **options: Unpack[EncodeOptions]) -> BatchEncoding:

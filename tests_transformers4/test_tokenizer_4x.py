@@ -118,3 +118,25 @@ def test_batch_encode_plus_equals_4x(tokenizers, options):
     words = [text.split() for text in texts]
     _same(ours.batch_encode_plus(words, is_split_into_words=True, **options),
           fast.batch_encode_plus(words, is_split_into_words=True, **_as_4x(options)))
+
+
+@pytest.mark.parametrize("legacy_format", [None, True, False])
+def test_legacy_format_writes_the_files_4x_writes(tmp_path, legacy_format):
+    """4.57.6's fast tokenizer: vocab.txt for the legacy format, tokenizer.json for the
+    unified one, both by default; and what it wrote reads back as the same tokenizer."""
+    ours, theirs = BertTokenizer.from_pretrained(DIRECTORY), transformers.BertTokenizerFast.from_pretrained(DIRECTORY)
+    ours.save_pretrained(tmp_path / "ours", legacy_format=legacy_format)
+    theirs.save_pretrained(tmp_path / "theirs", legacy_format=legacy_format)
+    assert set(os.listdir(tmp_path / "ours")) == set(os.listdir(tmp_path / "theirs"))
+    text = "Hello, world! Café 中文 un-affable"
+    for directory in ("ours", "theirs"):
+        ids = theirs(text)["input_ids"]
+        assert BertTokenizer.from_pretrained(tmp_path / directory)(text)["input_ids"] == ids
+        assert transformers.BertTokenizerFast.from_pretrained(tmp_path / directory)(text)["input_ids"] == ids
+
+
+def test_text_target_equals_4x(tokenizers):
+    ours, fast, _ = tokenizers
+    for call in (dict(text="source text", text_target="target"), dict(text_target=["a b", "c"]),
+                 dict(text=["x y z", "w"], text_target=["t", "u v"], padding=True, max_length=4, truncation=True)):
+        assert dict(ours(**call)) == dict(fast(**call)), call
