@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import inspect
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ import transformers
 from ..checkpoints.errors import CheckpointError
 from ..file_utils import MAX_METADATA_BYTES, read_file, staged_file
 from ..modeling_utils import PreTrainedModel
+from ..tokenization_utils_base import PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +101,17 @@ class Trainer(transformers.Trainer):
 
     A mini_hf_bert model is saved with its own ``save_pretrained`` (config.json, tied
     weights stored once, files written whole); any other model (a peft ``PeftModel``, a
-    transformers model) is saved exactly as transformers saves it.
+    transformers model) is saved exactly as transformers saves it. Given a mini_hf_bert
+    tokenizer as ``processing_class`` and no ``data_collator``, batches are padded by
+    ``DataCollatorWithPadding``, as transformers' Trainer chooses for its own tokenizers.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """transformers' ``Trainer.__init__``, its arguments unchanged."""
+        super().__init__(*args, **kwargs)
+        given = inspect.signature(transformers.Trainer.__init__).bind(self, *args, **kwargs).arguments
+        if given.get("data_collator") is None and isinstance(self.processing_class, PreTrainedTokenizerBase):
+            self.data_collator = transformers.DataCollatorWithPadding(self.processing_class)
 
     def _save(self, output_dir: str | None = None, state_dict: dict[str, torch.Tensor] | None = None) -> None:
         model = self.accelerator.unwrap_model(self.model, keep_torch_compile=False)

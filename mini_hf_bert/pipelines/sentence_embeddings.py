@@ -2,8 +2,9 @@
 the encoder's ``last_hidden_state``, averaged over the real tokens, scaled to length 1.
 
 The checkpoint's own files say so: ``modules.json`` lists Transformer -> Pooling ->
-Normalize, ``1_Pooling/config.json`` sets ``pooling_mode_mean_tokens``, and
-``sentence_bert_config.json`` truncates at ``max_seq_length`` = 256 tokens.
+Normalize, ``1_Pooling/config.json`` sets ``pooling_mode_mean_tokens`` (sentence-transformers
+6.x writes ``"pooling_mode": "mean"``), and ``sentence_bert_config.json`` truncates at
+``max_seq_length`` = 256 tokens.
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ from ..tokenization_bert import BertTokenizer
 
 #: sentence-transformers' guard against an all-padding row (its Pooling module's clamp).
 _MIN_TOKENS = 1e-9
-#: The pooling modes of sentence-transformers' ``1_Pooling/config.json`` read here, in the
-#: order its Pooling module concatenates them when several are on.
-POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_tokens",
-                 "pooling_mode_mean_sqrt_len_tokens")
+#: sentence-transformers' pooling modes (6.x's names, as its ``"pooling_mode"`` key holds them),
+#: each under the key of a ``1_Pooling/config.json`` of 2.x-5.x that turns it on, in the order
+#: its Pooling module concatenates them when several keys are on.
+POOLING_MODES = {
+    "pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max", "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_lasttoken": "lasttoken",
+}
 #: What a padding position holds before max pooling (sentence-transformers' value): never the max.
 _MAX_POOL_PADDING = -1e9
 #: A plain BERT directory (no modules.json) pools as all-MiniLM-L6-v2 does.
-DEFAULT_POOLING = (("pooling_mode_mean_tokens",), True)
+DEFAULT_POOLING = (("mean",), True)
 
 
 def mean_pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -39,23 +44,33 @@ def mean_pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor) -> 
 
 
 def pool(last_hidden_state: torch.Tensor, attention_mask: torch.Tensor, modes: tuple[str, ...]) -> torch.Tensor:
-    """The sentence vector of each row by each of ``modes`` (``POOLING_MODES``), concatenated:
-    (B, T, H), (B, T) -> (B, H x len(modes)).
+    """The sentence vector of each row by each of ``modes`` (``POOLING_MODES``' values),
+    concatenated: (B, T, H), (B, T) -> (B, H x len(modes)).
 
     transformers: none (sentence-transformers: ``models.Pooling.forward``)
     """
+    batch, length, hidden = last_hidden_state.shape
     weights = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)  # (B, T, 1)
     vectors = []
     for mode in modes:
-        if mode == "pooling_mode_cls_token":
-            vectors.append(last_hidden_state[:, 0])  # (B, H): the [CLS] position
-        elif mode == "pooling_mode_max_tokens":
+        if mode == "cls":  # the first real token: [CLS] (a left-padded row starts later)
+            first = attention_mask.to(torch.int).argmax(dim=1)  # (B,)
+            vectors.append(last_hidden_state[torch.arange(batch), first])  # (B, H)
+        elif mode == "max":
             vectors.append(last_hidden_state.masked_fill(weights == 0, _MAX_POOL_PADDING).max(dim=1).values)  # (B, H)
-        elif mode == "pooling_mode_mean_tokens":
+        elif mode == "mean":
             vectors.append(mean_pool(last_hidden_state, attention_mask))
-        else:  # mean_sqrt_len: the sum over the square root of the count
+        elif mode == "mean_sqrt_len_tokens":  # the sum over the square root of the count
             summed = (last_hidden_state * weights).sum(dim=1)  # (B, H)
             vectors.append(summed / weights.sum(dim=1).clamp(min=_MIN_TOKENS).sqrt())
+        elif mode == "weightedmean":  # token i of a row (counted from its first real token) weighs i
+            position = torch.arange(1, length + 1, dtype=weights.dtype).view(1, -1, 1)  # (1, T, 1)
+            position = position - attention_mask.to(torch.int).argmax(dim=1).view(-1, 1, 1)  # (B, T, 1)
+            weighted = weights * position  # (B, T, 1)
+            vectors.append((last_hidden_state * weighted).sum(dim=1) / weighted.sum(dim=1).clamp(min=_MIN_TOKENS))
+        else:  # lasttoken: the last real token of each row
+            last = length - 1 - attention_mask.flip(1).to(torch.int).argmax(dim=1)  # (B,)
+            vectors.append((last_hidden_state * weights)[torch.arange(batch), last])  # (B, H)
     return torch.cat(vectors, dim=-1)
 
 
@@ -64,9 +79,12 @@ def sentence_pooling(path: str) -> tuple[tuple[str, ...], bool]:
     directory, from its ``modules.json`` and its Pooling module's ``config.json``; a
     directory without ``modules.json``: ``DEFAULT_POOLING`` (mean, normalised).
 
+    The Pooling config names its modes as sentence-transformers 6.x writes them
+    (``"pooling_mode": "cls"``, or a list) or as earlier versions did (a true
+    ``pooling_mode_*_token(s)`` key each).
+
     Raises:
-        ValueError: naming the file, for a pooling this reads no mode of (weighted mean,
-            last token) or none at all.
+        ValueError: naming the file, for a mode sentence-transformers does not have, or none.
 
     transformers: none (sentence-transformers: ``SentenceTransformer._load_sbert_model``)
     """
@@ -83,13 +101,22 @@ def sentence_pooling(path: str) -> tuple[tuple[str, ...], bool]:
     config_file = os.path.join(directory, str(pooling.get("path", "")), "config.json")
     with open(config_file, encoding="utf-8") as f:
         config = json.load(f)
-    unread = sorted(k for k, v in config.items() if k.startswith("pooling_mode") and v and k not in POOLING_MODES)
-    if unread:
-        raise ValueError(f"{config_file}: {', '.join(unread)} is not a pooling mini_hf_bert computes "
-                         f"(it computes {', '.join(POOLING_MODES)})")
-    modes = tuple(mode for mode in POOLING_MODES if config.get(mode))
-    if not modes:
-        raise ValueError(f"{config_file}: no pooling mode is on")
+    known = tuple(POOLING_MODES.values())
+    if "pooling_mode" in config:  # sentence-transformers 6.x: one name, or a list of names
+        given = config["pooling_mode"]
+        modes = (given,) if isinstance(given, str) else tuple(given) if isinstance(given, list) else ()
+        unknown = [m for m in modes if m not in known]
+        if not modes or unknown:
+            raise ValueError(f"{config_file}: pooling_mode {given!r} is not a sentence-transformers pooling "
+                             f"(it has {', '.join(known)})")
+    else:
+        unread = sorted(k for k, v in config.items() if k.startswith("pooling_mode") and v and k not in POOLING_MODES)
+        if unread:
+            raise ValueError(f"{config_file}: {', '.join(unread)} is not a pooling mini_hf_bert computes "
+                             f"(it computes {', '.join(POOLING_MODES)})")
+        modes = tuple(mode for key, mode in POOLING_MODES.items() if config.get(key))
+        if not modes:
+            raise ValueError(f"{config_file}: no pooling mode is on")
     return modes, "Normalize" in kinds
 
 

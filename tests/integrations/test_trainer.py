@@ -219,3 +219,28 @@ def test_resume_with_no_whole_checkpoint_says_why(tmp_path):
     with pytest.raises(ValueError, match=r"No valid checkpoint found in output directory .*: no checkpoint-N in it "
                                          r"holds a complete trainer_state.json"):
         trainer.train(resume_from_checkpoint=True)
+
+
+def test_our_tokenizer_as_processing_class_pads_unequal_rows_as_transformers(tmp_path, minilm_dir):
+    """With no collator, transformers' Trainer pads its own tokenizers' rows with
+    DataCollatorWithPadding; ours gets the same collator, and the same losses follow."""
+    texts = ["a great film", "an awful film that went on and on", "fine", "not good at all, sadly"] * 4
+    losses, collators = [], []
+    for tokenizer, model_class, trainer_class in (
+            (mini_hf_bert.BertTokenizer.from_pretrained(minilm_dir), mini_hf_bert.BertForSequenceClassification, Trainer),
+            (transformers.BertTokenizer.from_pretrained(minilm_dir), transformers.BertForSequenceClassification,
+             transformers.Trainer)):
+        torch.manual_seed(0)
+        model = model_class.from_pretrained(minilm_dir, num_labels=2)
+        rows = [{**tokenizer(text), "labels": i % 2} for i, text in enumerate(texts)]  # unequal lengths
+        trainer = trainer_class(model=model, args=_arguments(tmp_path / model_class.__module__, max_steps=2, save_steps=2),
+                                train_dataset=rows, processing_class=tokenizer)
+        collators.append(type(trainer.data_collator).__name__)
+        trainer.train()
+        losses.append(_losses(trainer))
+    assert collators == ["DataCollatorWithPadding"] * 2
+    assert losses[0] == pytest.approx(losses[1], abs=FP32_ATOL)
+    given = Trainer(model=mini_hf_bert.BertForSequenceClassification.from_pretrained(minilm_dir, num_labels=2),
+                    args=_arguments(tmp_path / "given"), processing_class=mini_hf_bert.BertTokenizer.from_pretrained(minilm_dir),
+                    data_collator=transformers.default_data_collator)
+    assert given.data_collator is transformers.default_data_collator  # a collator given is kept

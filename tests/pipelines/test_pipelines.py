@@ -122,12 +122,14 @@ def test_sentence_similarity_is_the_sentence_transformers_recipe(minilm_dir):
 
 
 @pytest.mark.parametrize("modes", [("pooling_mode_cls_token",), ("pooling_mode_max_tokens",),
-                                   ("pooling_mode_mean_sqrt_len_tokens",),
-                                   ("pooling_mode_cls_token", "pooling_mode_mean_tokens")])
+                                   ("pooling_mode_mean_sqrt_len_tokens",), ("pooling_mode_weightedmean_tokens",),
+                                   ("pooling_mode_lasttoken",), ("pooling_mode_cls_token", "pooling_mode_mean_tokens"),
+                                   "cls", ["max", "cls"], "weightedmean", "lasttoken"])
 def test_sentence_similarity_pools_as_the_directory_says(modes, minilm_dir, tmp_path):
     """A sentence-transformers directory whose 1_Pooling/config.json says CLS (as bge
-    models), max or mean-sqrt-len pooling, or several: the similarities are
-    sentence-transformers' own, not mean pooling's."""
+    models), max, mean-sqrt-len, weighted-mean or last-token pooling, or several, in the
+    keys of sentence-transformers 2.x-5.x (a tuple here) or 6.x's ``"pooling_mode"`` (a
+    string or list here): the similarities are sentence-transformers' own."""
     import json
     import shutil
 
@@ -137,7 +139,10 @@ def test_sentence_similarity_pools_as_the_directory_says(modes, minilm_dir, tmp_
     shutil.copytree(minilm_dir, directory)
     config_file = directory / "1_Pooling" / "config.json"
     config = json.loads(config_file.read_text(encoding="utf-8"))
-    config.update({key: key in modes for key in config if key.startswith("pooling_mode")})
+    if isinstance(modes, tuple):
+        config.update({key: key in modes for key in (*config, *modes) if key.startswith("pooling_mode")})
+    else:
+        config = {"embedding_dimension": config["word_embedding_dimension"], "pooling_mode": modes}
     config_file.write_text(json.dumps(config), encoding="utf-8")
     sentences = ["A man is playing a guitar.", "Someone is strumming a guitar on stage.", "北京是中国的首都。"]
     ours = pipeline("sentence-similarity", model=str(directory))({"source_sentence": sentences[0],
@@ -146,7 +151,7 @@ def test_sentence_similarity_pools_as_the_directory_says(modes, minilm_dir, tmp_
     embeddings = torch.nn.functional.normalize(reference.encode(sentences, convert_to_tensor=True), dim=-1)
     assert_close(ours, (embeddings[1:] @ embeddings[0]).tolist())
     mean = pipeline("sentence-similarity", model=minilm_dir)({"source_sentence": sentences[0], "sentences": sentences[1:]})
-    if modes != ("pooling_mode_mean_sqrt_len_tokens",):  # sum/sqrt(n) points where the mean does: same cosine
+    if modes not in (("pooling_mode_mean_sqrt_len_tokens",), ["max", "cls"]):  # sum/sqrt(n) points as the mean
         assert max(abs(a - b) for a, b in zip(ours, mean)) > 0.01  # the pooling matters
 
 
@@ -158,10 +163,14 @@ def test_a_pooling_mini_hf_bert_does_not_compute_is_refused_naming_the_file(mini
     shutil.copytree(minilm_dir, directory)
     config_file = directory / "1_Pooling" / "config.json"
     config = json.loads(config_file.read_text(encoding="utf-8"))
-    config.update(pooling_mode_mean_tokens=False, pooling_mode_lasttoken=True)
+    config.update(pooling_mode_mean_tokens=False, pooling_mode_fancy_tokens=True)
     config_file.write_text(json.dumps(config), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"1_Pooling/config.json: pooling_mode_lasttoken is not a pooling"):
+    with pytest.raises(ValueError, match=r"1_Pooling/config.json: pooling_mode_fancy_tokens is not a pooling"):
         pipeline("sentence-similarity", model=str(directory))
+    for given in ("fancy", [], ["cls", "fancy"], 3):
+        config_file.write_text(json.dumps({"pooling_mode": given}), encoding="utf-8")
+        with pytest.raises(ValueError, match=r"1_Pooling/config.json: pooling_mode .* is not a sentence-transformers pooling"):
+            pipeline("sentence-similarity", model=str(directory))
 
 
 # ------------------------------------------------------------------ text-classification
