@@ -15,8 +15,10 @@ from __future__ import annotations
 import functools
 import errno
 import inspect
+import itertools
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -107,7 +109,7 @@ def whole_model_forward(
 
     transformers: none
     """
-    function = ALL_MODEL_FORWARDS.get(model.config.attn_implementation)
+    function = ALL_MODEL_FORWARDS.get(model.config._attn_implementation)  # transformers' name: its configs have it too
     if function is None:
         return None
     return function(model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
@@ -168,6 +170,10 @@ def _auto_dtype(target: torch.dtype | str, config, loaded) -> torch.dtype:
     float_dtypes = {t.dtype for t in loaded.tensors.values() if t.is_floating_point()}
     return float_dtypes.pop() if len(float_dtypes) == 1 else torch.float32
 
+#: transformers' initializer_range when a config gives none (its PreTrainedModel._init_weights).
+DEFAULT_INITIALIZER_RANGE = 0.02
+
+
 class PreTrainedModel(nn.Module):
     """Base class: HF-style ``from_pretrained`` / ``save_pretrained`` and weight init.
 
@@ -175,7 +181,7 @@ class PreTrainedModel(nn.Module):
     of machinery (hub download, device maps, quantisation); this one does what a BERT
     user needs, with every refusal explained.
 
-    Subclasses set ``config_class``, ``base_model_prefix`` and implement ``_init_weights``.
+    Subclasses set ``config_class`` and ``base_model_prefix``, and may define ``_init_weights``.
 
     transformers: ``modeling_utils.PreTrainedModel``
     """
@@ -246,7 +252,7 @@ class PreTrainedModel(nn.Module):
         """Switch a built model between ``"eager"``, ``"sdpa"`` and ``"fast"``: every layer
         reads the one config, so the next call uses it. As transformers 5.x's method."""
         check_attn_implementation(attn_implementation)
-        self.config.attn_implementation = attn_implementation
+        self.config._attn_implementation = attn_implementation
 
     # ----------------------------------------------------- gradient checkpointing
     def activation_checkpointing_enable(
@@ -371,13 +377,68 @@ class PreTrainedModel(nn.Module):
         """The vocabulary projection of an LM head, or None for models without one."""
         return None
 
+    def _input_embedding_weight(self) -> nn.Parameter | None:
+        """The word-embedding matrix, or None for a model that has none (a user's own model)."""
+        try:
+            return self.get_input_embeddings().weight
+        except NotImplementedError:
+            return None
+
+    def _declared_ties(self) -> dict[str, str]:
+        """``_tied_weights_keys`` with each key and value a parameter name, as transformers
+        5.x expands them: a name that is not a parameter's is a pattern matched from the
+        start of the parameter names (a module name stands for its parameters), and the
+        sources are dealt out over the targets in order."""
+        ties = dict(self._tied_weights_keys)
+        names = sorted({n for n, _ in self.named_parameters(remove_duplicate=False)}
+                       | {n for n, _ in self.named_buffers(remove_duplicate=False)})
+        if all(k in names for k in (*ties, *ties.values())):
+            return ties
+        expanded: dict[str, str] = {}
+        for target, source in ties.items():
+            sources = [n for n in names if re.match(source, n)]
+            targets = [n for n in names if re.match(target, n)]
+            if not sources or not targets or len(targets) % len(sources):
+                raise ValueError(f"{type(self).__name__}._tied_weights_keys ties {target!r} to {source!r}, which name "
+                                 f"the parameters {targets} and {sources}: each target needs a source")
+            expanded.update(zip(targets, itertools.cycle(sources)))
+        return expanded
+
     def tied_weights(self) -> dict[str, str]:
-        """The ties in force: ``_tied_weights_keys``, less the word-embedding tie when
-        ``config.tie_word_embeddings`` is false."""
-        if self.config.tie_word_embeddings or not self._tied_weights_keys:
-            return dict(self._tied_weights_keys)
-        embedding = self.get_input_embeddings().weight
-        return {t: s for t, s in self._tied_weights_keys.items() if self.get_parameter(s) is not embedding}
+        """The ties in force, target -> source parameter name, each source a parameter that no
+        tie targets: ``_tied_weights_keys`` (expanded by ``_declared_ties``) of this model and
+        of each ``PreTrainedModel`` inside it, under its name. With ``config.tie_word_embeddings``
+        false, the ties to the word embeddings are dropped (every tie of a model that has
+        none, as transformers 5.x; BERT's decoder bias stays tied to ``cls.predictions.bias``).
+        A tie that a checkpoint undid (``untie``) is dropped too."""
+        ties: dict[str, str] = {}
+        for prefix, module in self.named_modules():
+            if isinstance(module, PreTrainedModel) and module._tied_weights_keys:
+                dot = prefix + "." if prefix else ""
+                ties.update({dot + t: dot + s for t, s in module._declared_ties().items()})
+        if not getattr(self.config, "tie_word_embeddings", False):
+            embedding = self._input_embedding_weight()
+            ties = {t: s for t, s in ties.items() if embedding is not None and self.get_parameter(s) is not embedding}
+        undone = getattr(self, "_undone_ties", set())
+        resolved = {}
+        for target, source in ties.items():
+            seen = {target}
+            while source in ties and source not in seen:  # a tie to a target is a tie to its source
+                seen.add(source)
+                source = ties[source]
+            if target not in undone:
+                resolved[target] = source
+        return resolved
+
+    def untie(self, target: str) -> None:
+        """Give the tied parameter ``target`` a Parameter of its own (uninitialised) and stop
+        tying it: a checkpoint that holds both ends of a tie with different values
+        (``checkpoints.loading.settle_ties``), as transformers 5.x drops such a tie."""
+        source = self.get_parameter(self.tied_weights()[target])
+        self._undone_ties = getattr(self, "_undone_ties", set()) | {target}
+        module_name, _, attr = target.rpartition(".")
+        setattr(self.get_submodule(module_name), attr,
+                nn.Parameter(torch.empty(source.shape, dtype=source.dtype, device=source.device)))
 
     def tie_weights(self) -> None:
         """Make each tied target the very same Parameter as its source."""
@@ -453,8 +514,23 @@ class PreTrainedModel(nn.Module):
         self.tie_weights()
         return new
 
+    @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
-        raise NotImplementedError
+        """The initialisation of a subclass that defines none (a user's own model), as
+        transformers 5.x's default: Linear and Embedding weights ~ N(0, initializer_range),
+        biases and a padding row 0, LayerNorm scale 1 and shift 0. ``BertPreTrainedModel``
+        defines BERT's own."""
+        std = getattr(self.config, "initializer_range", DEFAULT_INITIALIZER_RANGE)
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            module.weight.normal_(mean=0.0, std=std)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            module.bias.zero_()
+        elif isinstance(module, nn.Embedding) and module.padding_idx is not None:
+            module.weight[module.padding_idx].zero_()
+        elif isinstance(module, nn.LayerNorm) and module.elementwise_affine:
+            module.weight.fill_(1.0)
+            if module.bias is not None:
+                module.bias.zero_()
 
     # ------------------------------------------------------------ properties
     @property

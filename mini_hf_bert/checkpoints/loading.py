@@ -322,14 +322,15 @@ def settle_ties(model: nn.Module, tensors: dict[str, torch.Tensor], source: str,
 
     * a tie saved under its other end (only ``cls.predictions.decoder.weight``, no word
       embeddings) loads there, so both ends get it;
-    * a word-embedding tie whose two ends the checkpoint holds with different values is
-      undone, with a warning: the decoder gets a parameter of its own and
-      ``config.tie_word_embeddings`` becomes False, so the logits are the checkpoint's and
-      a save writes both. (Tying would silently replace the decoder the file holds.)
+    * a tie whose two ends the checkpoint holds with different values is undone, with a
+      warning: the target gets a parameter of its own (``model.untie``), and for the
+      word-embedding tie ``config.tie_word_embeddings`` becomes False, so the logits are
+      the checkpoint's and a save writes both. (Tying would silently replace what the
+      file holds.)
 
     transformers: ``modeling_utils.PreTrainedModel.tie_weights`` (its ``missing_keys`` branch)
     """
-    embedding = model.get_input_embeddings().weight if hasattr(model, "get_input_embeddings") else None
+    embedding = model._input_embedding_weight()
     for target, tied_to in model.tied_weights().items():
         if target not in tensors:
             continue
@@ -337,15 +338,14 @@ def settle_ties(model: nn.Module, tensors: dict[str, torch.Tensor], source: str,
             logger.info("%s: %s holds %s, to which it is tied; loading it there", source, name_in_file(target),
                         name_in_file(tied_to))
             tensors[tied_to] = tensors.pop(target)
-        elif model.get_parameter(tied_to) is embedding and not same_values(tensors[target], tensors[tied_to]):
+        elif not same_values(tensors[target], tensors[tied_to]):
+            to_embedding = model.get_parameter(tied_to) is embedding
             logger.warning("%s: the model ties %s to %s, but both are present in the checkpoints with different "
-                           "values, so we will NOT tie them (config.tie_word_embeddings is now False)",
-                           source, name_in_file(target), name_in_file(tied_to))
-            model.config.tie_word_embeddings = False
-            module_name, _, attr = target.rpartition(".")
-            tied = model.get_parameter(tied_to)
-            setattr(model.get_submodule(module_name), attr,
-                    nn.Parameter(torch.empty(tied.shape, dtype=tied.dtype, device=tied.device)))
+                           "values, so we will NOT tie them%s", source, name_in_file(target), name_in_file(tied_to),
+                           " (config.tie_word_embeddings is now False)" if to_embedding else "")
+            model.untie(target)
+            if to_embedding:
+                model.config.tie_word_embeddings = False
 
 
 #: Where the weights of heads and the pooler live, by their PyTorch and TensorFlow names: a

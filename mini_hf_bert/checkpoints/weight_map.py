@@ -80,12 +80,19 @@ def fit_checkpoint_keys(
     prefix = base_model_prefix + "."
     model_is_prefixed = any(k.startswith(prefix) for k in model_keys)
 
-    fitted = FittedCheckpoint(tensors={})
-    for original, tensor in checkpoint.items():
-        key = original
+    def modern(key: str) -> str:
         for old, new in LEGACY_SUFFIX_RENAMES.items():
             if key.endswith(old):
                 key = key[: -len(old)] + new
+        return key
+
+    # A head model's checkpoint loaded into its base model: the base's weights are those
+    # under the prefix. A head weight named like one of them (a user model's "linear" beside
+    # its base's "base.linear") is the head's own, unused here, not a second copy.
+    base_names = set() if model_is_prefixed else {modern(k)[len(prefix):] for k in checkpoint if modern(k).startswith(prefix)}
+    fitted = FittedCheckpoint(tensors={})
+    for original, tensor in checkpoint.items():
+        key = modern(original)
         if key.endswith(DERIVED_BUFFER_SUFFIXES):
             fitted.dropped_buffers.append(original)
             continue
@@ -93,6 +100,8 @@ def fit_checkpoint_keys(
             key = prefix + key  # BertModel checkpoint -> head model
         elif not model_is_prefixed and key.startswith(prefix):
             key = key[len(prefix):]  # head-model checkpoint -> BertModel
+        elif key in base_names:
+            key = f"{key} (the head's, outside {prefix[:-1]})"  # reported as unexpected under its own name
         if key in fitted.tensors:
             raise ValueError(f"two checkpoint tensors map to the same model name {key!r}")
         if key != original:
