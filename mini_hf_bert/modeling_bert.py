@@ -38,7 +38,6 @@ with no renaming, and readable next to transformers' source.
 """
 
 import functools
-import logging
 from typing import Unpack
 
 import torch
@@ -75,9 +74,8 @@ from .validation import (
     check_pretraining_labels,
     check_sequence_classification_labels,
     check_span_positions,
+    warn_if_not_causal,
 )
-
-logger = logging.getLogger(__name__)
 
 
 # ======================================================================================
@@ -136,7 +134,7 @@ class BertEmbeddings(nn.Module):
 # Attention
 # ======================================================================================
 #
-# One function, several implementations, chosen by config.attn_implementation as in transformers:
+# One function, several implementations, chosen by config._attn_implementation as in transformers:
 #   "eager": written out below, every step: the readable reference, and the only one that
 #            can return the attention probabilities;
 #   "sdpa":  torch.nn.functional.scaled_dot_product_attention, one fused call
@@ -222,8 +220,8 @@ class BertSelfAttention(nn.Module):
             value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, S, D)
 
         attention_fn = eager_attention_forward
-        if self.config.attn_implementation != "eager" and not output_attentions:  # only eager has the probabilities
-            attention_fn = attention_function(self.config.attn_implementation)
+        if self.config._attn_implementation != "eager" and not output_attentions:  # only eager has the probabilities
+            attention_fn = attention_function(self.config._attn_implementation)
         if head_mask is not None or self.position_embedding_type in extras.RELATIVE_POSITIONS:
             attention_fn = functools.partial(extras.eager_attention_with_extras, head_mask=head_mask)
         context, probs = attention_fn(self, query, key, value, attention_mask, self.scaling, self.dropout)
@@ -643,7 +641,7 @@ class BertModel(BertPreTrainedModel):
         config = self.config
         output_attentions = config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
-        past_key_values, use_cache = extras.decoder_cache(config, past_key_values, use_cache)
+        cache_object, (past_key_values, use_cache) = past_key_values, extras.decoder_cache(config, past_key_values, use_cache)
         batch_size, seq_length, past_length = check_model_inputs(
             config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
             attention_mask, self.embeddings.word_embeddings.weight.dtype,
@@ -671,6 +669,7 @@ class BertModel(BertPreTrainedModel):
             embedding_output, extended_attention_mask, layer_head_masks, encoder_hidden_states, encoder_mask,
             past_key_values, use_cache, output_attentions, output_hidden_states,
         )
+        encoder_outputs = extras.into_cache_object(encoder_outputs, cache_object, past_length)  # a transformers Cache given
         sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (B, H)
         out = BaseModelOutputWithPoolingAndCrossAttentions(sequence_output, pooled_output)
@@ -788,8 +787,7 @@ class BertLMHeadModel(BertPreTrainedModel):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__(config)
-        if not config.is_decoder:
-            logger.warning("BertLMHeadModel is meant to be a decoder: build it with is_decoder=True for causal attention")
+        warn_if_not_causal(config, "BertLMHeadModel", causal=True)
         self.bert = BertModel(config, add_pooling_layer=False)
         self.cls = BertOnlyMLMHead(config)
         self.post_init()
@@ -805,6 +803,8 @@ class BertLMHeadModel(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         use_cache: bool | None = None,
         labels: torch.Tensor | None = None,
@@ -822,6 +822,8 @@ class BertLMHeadModel(BertPreTrainedModel):
             num_items_in_batch: the predicted tokens of all the micro-batches one optimizer
                 step accumulates (transformers' Trainer passes it): the loss is their sum
                 over it, so accumulation gives the whole batch's mean.
+            encoder_hidden_states / encoder_attention_mask: a bert2bert decoder's view of its
+                encoder (named, as transformers' EncoderDecoderModel looks for them).
             past_key_values / use_cache: generate token by token: pass back the returned
                 ``past_key_values`` with only the new token(s) as input_ids.
             (the rest as BertModel.forward)
@@ -830,6 +832,7 @@ class BertLMHeadModel(BertPreTrainedModel):
             use_cache = False  # training on whole sequences: nothing to continue
         outputs = self.bert(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
             past_key_values=past_key_values, use_cache=use_cache, return_dict=True, **kwargs,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
@@ -866,8 +869,7 @@ class BertForMaskedLM(BertPreTrainedModel):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__(config)
-        if config.is_decoder:
-            logger.warning("BertForMaskedLM is bidirectional: build it with is_decoder=False")
+        warn_if_not_causal(config, "BertForMaskedLM", causal=False)
         self.bert = BertModel(config, add_pooling_layer=False)
         self.cls = BertOnlyMLMHead(config)
         self.post_init()

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from .masking_utils import invert_attention_mask
+from .modeling_outputs import ModelOutput
 from .pytorch_utils import prune_linear_layer
 
 logger = logging.getLogger(__name__)
@@ -205,16 +206,50 @@ def cache_allowed(encoder: nn.Module) -> bool:
 
 
 def legacy_cache(past_key_values: object) -> tuple | None:
-    """``past_key_values`` as per-layer (K, V) tuples: transformers' ``Cache`` objects (peft's
-    prefix tuning passes a ``DynamicCache``, whose ``layers`` hold ``keys`` and ``values``)
-    are read into them; tuples, lists and None pass unchanged.
+    """``past_key_values`` as per-layer (K, V[, cross K, cross V]) tuples: transformers'
+    ``Cache`` objects are read into them (peft's prefix tuning passes a ``DynamicCache``, whose
+    ``layers`` hold ``keys`` and ``values``; generate for an encoder-decoder, an
+    ``EncoderDecoderCache`` of two), an empty one is None; tuples, lists and None pass unchanged.
 
-    transformers: none (4.x's ``DynamicCache.to_legacy_cache``)
+    transformers: none (4.x's ``EncoderDecoderCache.to_legacy_cache``)
     """
-    layers = getattr(past_key_values, "layers", None)
-    if layers is None or isinstance(past_key_values, (tuple, list)):
+    if past_key_values is None or isinstance(past_key_values, (tuple, list)):
         return past_key_values
-    return tuple((layer.keys, layer.values) for layer in layers)
+    self_cache = getattr(past_key_values, "self_attention_cache", past_key_values)
+    cross_cache = getattr(past_key_values, "cross_attention_cache", None)
+    layers = getattr(self_cache, "layers", None)
+    if layers is None:  # not a Cache: check_model_inputs names what it is
+        return past_key_values
+    if past_key_values.get_seq_length() == 0:  # generate's first step starts from an empty one
+        return None
+    entries = []
+    for index, layer in enumerate(layers):
+        entry = (layer.keys, layer.values)
+        if cross_cache is not None and past_key_values.is_updated.get(index):
+            entry += (cross_cache.layers[index].keys, cross_cache.layers[index].values)
+        entries.append(entry)
+    return tuple(entries)
+
+
+def into_cache_object(outputs: ModelOutput, cache: object, past_length: int) -> ModelOutput:
+    """Where the caller passed transformers' ``Cache`` as ``past_key_values``: this call's keys
+    and values appended to it (cross-attention's stored once), and the object itself returned
+    as ``past_key_values``, as transformers' models do (its generate then reorders and crops
+    it for beam search); with tuples given or none, the output's tuples unchanged.
+
+    transformers: ``cache_utils.DynamicCache.update`` (called in its ``BertSelfAttention`` / ``BertCrossAttention``)
+    """
+    if outputs.past_key_values is None or cache is None or isinstance(cache, (tuple, list)) or not hasattr(cache, "update"):
+        return outputs
+    self_cache = getattr(cache, "self_attention_cache", cache)
+    cross_cache = getattr(cache, "cross_attention_cache", None)
+    for layer, entry in enumerate(outputs.past_key_values):
+        self_cache.update(entry[0][:, :, past_length:], entry[1][:, :, past_length:], layer)  # (B, N, T, D) new
+        if cross_cache is not None and len(entry) == 4 and not cache.is_updated.get(layer):
+            cross_cache.update(entry[2], entry[3], layer)  # (B, N, S_enc, D), once
+            cache.is_updated[layer] = True
+    outputs.past_key_values = cache
+    return outputs
 
 
 def decoder_keys_and_values(

@@ -70,7 +70,10 @@ class ModelOutput(OrderedDict):
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name in self.__dataclass_fields__ and all(f in self.__dict__ for f in self.__dataclass_fields__):
-            self._sync()  # after construction: setting a field updates the dict view
+            if value is not None and OrderedDict.__contains__(self, name):
+                OrderedDict.__setitem__(self, name, value)  # in place: a loop over the output may set it
+            else:
+                self._sync()  # after construction: setting a field updates the dict view
 
     def __setitem__(self, key: str, value: Any) -> None:
         """Set a field, or add a key that is not one (transformers' pipelines add

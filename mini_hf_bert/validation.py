@@ -171,6 +171,18 @@ def check_model_inputs(
     return batch_size, seq_length, past_length
 
 
+def warn_if_not_causal(config: CheckedConfig, model_name: str, causal: bool) -> None:
+    """A warning where a head's config says the other direction: a causal LM built without
+    ``is_decoder`` (it would see the future), or a masked LM built with it (it would not see
+    the context to the right).
+
+    transformers: the same warnings in ``BertLMHeadModel.__init__`` and ``BertForMaskedLM.__init__``
+    """
+    if config.is_decoder != causal:
+        logger.warning("%s is %s: build it with is_decoder=%s", model_name,
+                       "meant to be a decoder, with causal attention" if causal else "bidirectional", causal)
+
+
 def warn_if_padding_without_mask(config: CheckedConfig, input_ids: torch.Tensor) -> None:
     """Warn, once per process, when ``input_ids`` start or end with the pad token and no
     attention mask was given: the padding is then attended as if it were text, and the

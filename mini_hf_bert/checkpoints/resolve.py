@@ -223,9 +223,11 @@ def _explicit_weights(directory: str, config_path: str | None) -> str | None:
     if not isinstance(name, str) or not name.endswith(_EXPLICIT_SUFFIXES):
         raise CheckpointError(f"{config_path}: transformers_weights={name!r} must name a .safetensors file or a "
                               f".safetensors.index.json index")
-    root = os.path.realpath(directory)
-    path = os.path.realpath(os.path.join(directory, name))
-    if os.path.dirname(path) != root and not path.startswith(root + os.sep):
+    # The name must stay inside the directory (no "..", no absolute path); the entry it names
+    # may be a link, as every file of a hub-cache snapshot is (a link into its blobs/).
+    root = os.path.normpath(os.path.abspath(directory))
+    path = os.path.normpath(os.path.join(root, name))
+    if os.path.isabs(name) or not path.startswith(root + os.sep):
         raise CheckpointError(f"{config_path}: transformers_weights={name!r} must name a file inside {directory}")
     if not os.path.lexists(path):
         raise CheckpointNotFoundError(f"{config_path}: transformers_weights names {name!r}, which {directory} does not hold")

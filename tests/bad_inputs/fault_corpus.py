@@ -564,7 +564,7 @@ CASES: dict[str, tuple[Callable, Refuse | Accept]] = {
     "attention page: U+2028 and <svg onload>": _attention_hostile("\u2028 <svg/onload=alert(3)>",
                                                                   ["<svg/onload=alert(3)>"]),
     # ---------------------------------------------------------------- the tokenizer call
-    "tokenizer(None)": (lambda ctx: _tokenizer(ctx)(None), Refuse("text must be a str")),
+    "tokenizer(None)": (lambda ctx: _tokenizer(ctx)(None), Refuse("the tokenizer needs text, or text_target")),
     "tokenizer(['a', 3])": (lambda ctx: _tokenizer(ctx)(["a", 3]), Refuse("text[1] must be a str")),
     "tokenizer max_length=True": (lambda ctx: _tokenizer(ctx)("a", max_length=True, truncation=True),
                                   Refuse("max_length must be a positive int, got True")),

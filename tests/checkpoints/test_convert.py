@@ -33,7 +33,7 @@ def test_converted_directory_loads_in_transformers_with_nothing_missing(tmp_path
     assert _digest(GOOGLE_DIR) == before  # the source is only read
     assert report.architecture == "BertForPreTraining" and report.skipped_training_state == 93
     assert sorted(os.listdir(tmp_path / "hf")) == [
-        "config.json", "model.safetensors", "special_tokens_map.json", "tokenizer_config.json", "vocab.txt"]
+        "config.json", "model.safetensors", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt"]
     theirs, info = transformers.BertForPreTraining.from_pretrained(tmp_path / "hf", output_loading_info=True, dtype=torch.float32)
     assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
     ours = mini_hf_bert.BertForPreTraining.from_pretrained(GOOGLE_DIR)

@@ -236,6 +236,34 @@ def test_bad_variant_subfolder_and_transformers_weights_name_the_problem(tmp_pat
         mini_hf_bert.BertForMaskedLM.from_pretrained(**arguments)
 
 
+def test_transformers_weights_in_a_hub_cache_snapshot_loads_as_transformers(tmp_path):
+    """The hub cache's layout: each file of snapshots/<revision>/ is a link into blobs/. A
+    config.json whose transformers_weights names such a file loads, as with transformers;
+    the name must still stay inside the snapshot."""
+    import json
+    import os
+
+    import mini_hf_bert
+
+    model = _tiny_masked_lm()
+    model.save_pretrained(tmp_path / "saved")
+    blobs, snapshot = tmp_path / "repo" / "blobs", tmp_path / "repo" / "snapshots" / "abc123"
+    blobs.mkdir(parents=True)
+    snapshot.mkdir(parents=True)
+    values = json.loads((tmp_path / "saved" / "config.json").read_text())
+    (blobs / "c0nf1g").write_text(json.dumps({**values, "transformers_weights": "weights.safetensors"}))
+    os.replace(tmp_path / "saved" / "model.safetensors", blobs / "w31ght5")
+    os.symlink("../../blobs/c0nf1g", snapshot / "config.json")
+    os.symlink("../../blobs/w31ght5", snapshot / "weights.safetensors")
+    ours = mini_hf_bert.BertForMaskedLM.from_pretrained(snapshot)
+    theirs = transformers.BertForMaskedLM.from_pretrained(snapshot)
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(ours.state_dict()[key], value), key
+    (blobs / "c0nf1g").write_text(json.dumps({**values, "transformers_weights": "../../blobs/x.safetensors"}))
+    with pytest.raises(ValueError, match="must name a file inside"):
+        mini_hf_bert.BertForMaskedLM.from_pretrained(snapshot)
+
+
 def test_config_dtype_as_transformers(tmp_path):
     """BertConfig(dtype=) takes a torch dtype or its name, as transformers 5.x's; a save
     records the model's dtype in config.json as its name, and dtype="auto" reads it."""
