@@ -357,10 +357,11 @@ class BertLayer(GradientCheckpointingLayer):
                 head_mask: torch.Tensor | None = None, encoder_hidden_states: torch.Tensor | None = None,
                 encoder_attention_mask: torch.Tensor | None = None,
                 past_key_value: tuple[torch.Tensor, ...] | None = None, output_attentions: bool = False,
-                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, tuple[torch.Tensor, ...] | None]:
-        """(B, T, H) -> (B, T, H), the probabilities (B, N, T, S), a decoder's cross-attention
-        probabilities and new cache. ``attention_mask`` is additive, (B, 1, 1, S) or (B, 1, T, S);
-        the other arguments are transformers 4.x's (modeling_bert_extras.py)."""
+                ) -> tuple[torch.Tensor | tuple[torch.Tensor, ...], ...]:
+        """(B, T, H) -> ((B, T, H), then what there is of: the probabilities (B, N, T, S), a
+        decoder's cross-attention probabilities, its new cache), as transformers 4.x: only
+        tensors, so that tools hooking a layer (captum) read its output. ``attention_mask`` is
+        additive, (B, 1, 1, S) or (B, 1, T, S); the other arguments are 4.x's (modeling_bert_extras.py)."""
         attention_output, probs, present = self.attention(
             hidden_states, attention_mask, head_mask=head_mask, past_key_value=past_key_value, output_attentions=output_attentions)
         cross_probs = None
@@ -370,7 +371,7 @@ class BertLayer(GradientCheckpointingLayer):
                 present, output_attentions)  # (B, T, H)
         layer_output = apply_chunking_to_forward(self.feed_forward_chunk, self.chunk_size_feed_forward,
                                                  self.seq_len_dim, attention_output)  # (B, T, H)
-        return layer_output, probs, cross_probs, present
+        return layer_output, *(extra for extra in (probs, cross_probs, present) if extra is not None)
 
     def feed_forward_chunk(self, attention_output: torch.Tensor) -> torch.Tensor:
         intermediate_output = self.intermediate(attention_output)  # (B, t, I)
@@ -411,10 +412,9 @@ class BertEncoder(nn.Module):
             if layer_module.gradient_checkpointing and self.training:
                 # Keep only the layer's inputs; the backward pass runs it again for its
                 # activations (Chen et al., 2016), with the RNG state replayed so dropout repeats.
-                hidden_states, probs, cross_probs, present = checkpointed_module_call(layer_module, *layer_inputs)
+                hidden_states = outputs.add(checkpointed_module_call(layer_module, *layer_inputs))
             else:
-                hidden_states, probs, cross_probs, present = layer_module(*layer_inputs)
-            outputs.add(hidden_states, probs, cross_probs, present)  # each kept where it was asked for
+                hidden_states = outputs.add(layer_module(*layer_inputs))  # each output kept where it was asked for
         out = outputs.output(hidden_states)
         return out if return_dict else out.to_tuple()
 

@@ -304,13 +304,19 @@ class LayerOutputs:
         self.cross_attentions = [] if cross_attentions else None
         self.cache = [] if cache else None
 
-    def add(self, hidden_states: torch.Tensor, probs: torch.Tensor | None, cross_probs: torch.Tensor | None,
-            present: tuple | None) -> None:
-        """One layer's outputs, each kept where it was asked for."""
+    def add(self, layer_outputs: tuple) -> torch.Tensor:
+        """One layer's outputs (its hidden states, then as far as there are: probabilities,
+        cross-attention probabilities, cache), each kept where it was asked for; returns its
+        hidden states. A layer returns probabilities exactly when they were asked for."""
+        hidden_states, *rest = layer_outputs
+        probs = rest.pop(0) if self.attentions is not None else None
+        cross_probs = rest.pop(0) if self.cross_attentions is not None else None
+        present = rest.pop(0) if rest else None  # a decoder's, asked for or not
         for kept, value in ((self.hidden_states, hidden_states), (self.attentions, probs),
                             (self.cross_attentions, cross_probs), (self.cache, present)):
             if kept is not None:
                 kept.append(value)
+        return hidden_states
 
     def output(self, last_hidden_state: torch.Tensor) -> BaseModelOutputWithPastAndCrossAttentions:
         def as_tuple(kept: list | None) -> tuple | None:
