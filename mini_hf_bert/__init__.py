@@ -31,6 +31,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "modeling_outputs": ("BaseModelOutputWithPastAndCrossAttentions",
         "BaseModelOutputWithPoolingAndCrossAttentions", "ModelOutput"),
     "modeling_utils": ("PreTrainedModel",),
+    "generation_utils": ("GenerateOutput", "GenerationConfig", "GenerationMixin"),
     "activations": ("ACT2FN",),
     "masking_utils": ("get_extended_attention_mask",),
     "pytorch_utils": ("apply_chunking_to_forward",),

@@ -60,6 +60,7 @@ from .modeling_outputs import (
     SequenceClassifierOutput,
     TokenClassifierOutput,
 )
+from .generation_utils import GenerationMixin
 from .modeling_utils import PreTrainedModel, attention_function, whole_model_forward
 from .pytorch_utils import (
     GradientCheckpointingLayer,
@@ -773,7 +774,7 @@ class BertForPreTraining(BertPreTrainedModel):
         return self._return(out, return_dict, outputs)
 
 
-class BertLMHeadModel(BertPreTrainedModel):
+class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
     """Left-to-right language model, token t+1 predicted from tokens ≤ t:
     𝓛 = CE(logits[:, :-1], labels[:, 1:]).
 

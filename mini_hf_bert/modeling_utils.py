@@ -43,6 +43,7 @@ from .checkpoints.loading import (
 from .checkpoints.resolve import CheckpointTensors, load_checkpoint_tensors, resolve_checkpoint
 from .checkpoints.saving import move_files_in, parse_size, split_into_shards, write_weights
 from .checkpoints.weight_map import fit_checkpoint_keys
+from .generation_utils import GenerationConfig, GenerationMixin
 from .file_utils import (
     SAVING_PREFIX,
     directory_lock,
@@ -626,11 +627,12 @@ class PreTrainedModel(nn.Module):
         shards = split_into_shards(state_dict, limit)
         # The parameters' dtype is recorded, as transformers does (from_pretrained(dtype="auto") reads it).
         config = self.config.replace(architectures=[type(self).__name__], dtype=self.dtype)
+        generation = self.generation_config if self.can_generate() else None  # generation_config.json, as transformers
         if not os.path.isdir(save_directory):  # a new directory: built beside its name, renamed into place whole
             staging = make_sibling_directory(save_directory, SAVING_PREFIX)
             try:
                 with naming_final_paths(staging, save_directory):
-                    names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
+                    names = write_weights(staging, config, shards, state_dict, safe_serialization, variant, generation)
                 fsync_directory(staging)
                 try:
                     os.rename(staging, save_directory)
@@ -649,7 +651,7 @@ class PreTrainedModel(nn.Module):
                 staging = make_directory_in(save_directory, SAVING_PREFIX)
                 try:
                     with naming_final_paths(staging, save_directory):
-                        names = write_weights(staging, config, shards, state_dict, safe_serialization, variant)
+                        names = write_weights(staging, config, shards, state_dict, safe_serialization, variant, generation)
                     move_files_in(staging, save_directory, names, safe_serialization, variant)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
@@ -828,6 +830,9 @@ class PreTrainedModel(nn.Module):
                     ignore_mismatched_sizes=ignore_mismatched_sizes, limits=limits, config_source=config_source,
                     **init_kwargs
                 )
+                if model.can_generate() and resolved.config_path is not None:  # its generation_config.json, if any
+                    model.generation_config = GenerationConfig.from_directory(os.path.dirname(resolved.config_path),
+                                                                              model.config)
             finally:
                 resolved.cleanup()
 
@@ -927,10 +932,10 @@ class PreTrainedModel(nn.Module):
 
     @classmethod
     def can_generate(cls) -> bool:
-        """False: no model here has transformers' ``generate`` (its GenerationMixin); a
-        decoding loop can use BertLMHeadModel's logits and cache. Read by transformers'
-        tools, and by ``save_pretrained``, which writes no ``generation_config.json``."""
-        return False
+        """Whether the model has ``generate``: it takes ``generation_utils.GenerationMixin``,
+        as BertLMHeadModel does. Read by transformers' tools, and by ``save_pretrained``, which
+        then writes ``generation_config.json``."""
+        return issubclass(cls, GenerationMixin)
 
     @classmethod
     def _from_config(cls, config, attn_implementation: str | None = None, dtype: Any = None, torch_dtype: Any = None,

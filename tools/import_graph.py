@@ -24,7 +24,8 @@ PACKAGE = "mini_hf_bert"
 #: its own layer or a lower one. Patterns are module names relative to the package.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shared machinery", (
-        "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "file_utils", "limits", "cpu_capability",
+        "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "generation_utils", "file_utils",
+        "limits", "cpu_capability",
         "unicode_tables", "tokenization_utils", "tokenization_utils_base", "integrations.sdpa_attention", "integrations.model_forwards",
         "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
         "checkpoints.tf_bundle", "checkpoints.layout", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",

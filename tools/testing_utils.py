@@ -106,6 +106,7 @@ MIRRORING_MODULES = (
     "mini_hf_bert.pytorch_utils",
     "mini_hf_bert.masking_utils",
     "mini_hf_bert.modeling_utils",
+    "mini_hf_bert.generation_utils",
     "mini_hf_bert.integrations.sdpa_attention",
     "mini_hf_bert.checkpoints.loading",
     "mini_hf_bert.checkpoints.saving",

@@ -56,9 +56,10 @@ def parse_size(value: int | str, argument: str) -> int:
 
 
 def write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]], state_dict: dict[str, torch.Tensor],
-                  safe_serialization: bool, variant: str | None = None) -> list[str]:
+                  safe_serialization: bool, variant: str | None = None, generation_config=None) -> list[str]:
     """Write config.json, the weight file(s) and, for several shards, the index, each
-    atomically; return the weight file names written. ``variant`` names the files as
+    atomically, and a generative model's ``generation_config`` (its ``save_pretrained``);
+    return the names written besides config.json. ``variant`` names the files as
     transformers does (``model.v2.safetensors``, ``model.v2-00001-of-00005.safetensors``,
     ``model.safetensors.index.v2.json``).
 
@@ -84,6 +85,8 @@ def write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]],
         }
         write_json(os.path.join(directory, index_name), index, sort_keys=True)
         names.append(index_name)
+    if generation_config is not None:
+        names.append(os.path.basename(generation_config.save_pretrained(directory)))
     return names
 
 
