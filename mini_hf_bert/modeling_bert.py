@@ -624,7 +624,7 @@ class BertModel(BertPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         head_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
@@ -645,7 +645,7 @@ class BertModel(BertPreTrainedModel):
         cache_object, (past_key_values, use_cache) = past_key_values, extras.decoder_cache(config, past_key_values, use_cache)
         batch_size, seq_length, past_length = check_model_inputs(
             config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
-            attention_mask, self.embeddings.word_embeddings.weight.dtype,
+            attention_mask, self.embeddings.word_embeddings.weight.dtype, exported_defaults,
         )
         # An attn_implementation registered as a whole-model forward runs the call at once, where it applies.
         out = whole_model_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
@@ -743,7 +743,7 @@ class BertForPreTraining(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         next_sentence_label: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> BertForPreTrainingOutput | tuple:
@@ -754,7 +754,7 @@ class BertForPreTraining(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults, return_dict=True,
             **kwargs,
         )
         prediction_scores, seq_relationship_score = self.cls(outputs.last_hidden_state, outputs.pooler_output)
@@ -803,7 +803,7 @@ class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
@@ -832,7 +832,7 @@ class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
         if labels is not None:
             use_cache = False  # training on whole sequences: nothing to continue
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
             encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
             past_key_values=past_key_values, use_cache=use_cache, return_dict=True, **kwargs,
         )
@@ -885,7 +885,7 @@ class BertForMaskedLM(BertPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         labels: torch.Tensor | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         return_dict: bool | None = None,
@@ -898,7 +898,7 @@ class BertForMaskedLM(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults, return_dict=True,
             **kwargs,
         )
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
@@ -936,7 +936,7 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> NextSentencePredictorOutput | tuple:
@@ -946,7 +946,7 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds, return_dict=True,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults, return_dict=True,
             **kwargs,
         )
         seq_relationship_scores = self.cls(outputs.pooler_output)  # (B, 2)
@@ -998,7 +998,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
@@ -1013,7 +1013,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
             past_key_values=past_key_values, return_dict=True, **kwargs,
         )
         pooled_output = self.dropout(outputs.pooler_output)  # (B, H)
@@ -1059,7 +1059,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> MultipleChoiceModelOutput | tuple:
@@ -1079,7 +1079,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
 
         outputs = self.bert(
             flat(input_ids), flat(attention_mask), flat(token_type_ids), flat(position_ids),
-            inputs_embeds=None if inputs_embeds is None else inputs_embeds.reshape(-1, *inputs_embeds.shape[-2:]),
+            None if inputs_embeds is None else inputs_embeds.reshape(-1, *inputs_embeds.shape[-2:]), *exported_defaults,
             return_dict=True, **kwargs,
         )
         pooled_output = self.dropout(outputs.pooler_output)  # (B*K, H)
@@ -1118,7 +1118,7 @@ class BertForTokenClassification(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         num_items_in_batch: int | torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         return_dict: bool | None = None,
@@ -1134,7 +1134,7 @@ class BertForTokenClassification(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
             past_key_values=past_key_values, return_dict=True, **kwargs,
         )
         sequence_output = self.dropout(outputs.last_hidden_state)  # (B, T, H)
@@ -1176,7 +1176,7 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
-        *,  # keyword-only from here; up to here transformers 5.x's order (validation explains a 4.x call)
+        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
@@ -1192,7 +1192,7 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         if self.num_labels != 2:
             raise ValueError(f"BertForQuestionAnswering needs config.num_labels=2 (start, end), got {self.num_labels}")
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
             past_key_values=past_key_values, return_dict=True, **kwargs,
         )
         logits = self.qa_outputs(outputs.last_hidden_state)  # (B, T, 2)

@@ -114,13 +114,24 @@ def check_model_inputs(
     encoder_hidden_states: torch.Tensor | None = None,
     attention_mask: torch.Tensor | None = None,
     dtype: torch.dtype | None = None,
+    exported_defaults: tuple = (),
 ) -> tuple[int, int, int]:
     """Everything ``BertModel.forward`` is given, checked against the config (``dtype``:
-    the model's parameters', which ``inputs_embeds`` must not outrank).
+    the model's parameters', which ``inputs_embeds`` must not outrank). ``exported_defaults``:
+    the positional arguments past the last positional parameter (a head passes its own on),
+    which must be None: torch.onnx's legacy exporter gives every parameter positionally, as
+    its default; any value there is a call in another order (3.x/4.x's), refused.
 
     Returns:
         (B, T, P): batch size, new sequence length, and positions already in the cache.
     """
+    stray = next((value for value in exported_defaults if value is not None), None)
+    if stray is not None:
+        raise TypeError(
+            f"a {type(stray).__name__} was passed positionally after inputs_embeds (and a head's labels), where "
+            "transformers 5.x's order ends: give the arguments after it by keyword (transformers 3.x and 4.x put "
+            "head_mask 5th and inputs_embeds 6th; a positional call in their order would bind to the wrong ones)"
+        )
     if encoder_hidden_states is not None and not config.add_cross_attention:
         raise ValueError(
             "encoder_hidden_states were given, but this model has no cross-attention layers: build it "

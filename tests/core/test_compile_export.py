@@ -158,3 +158,50 @@ def test_onnx_export_runs_in_onnxruntime(tmp_path, class_name, output_names):
     for name, array in zip(output_names, got):
         assert array.shape == tuple(want[name].shape)
         assert float(np.abs(array - want[name].numpy()).max()) <= ONNX_ATOL, name
+
+
+@pytest.mark.parametrize("class_name,output_names", [
+    ("BertModel", ["last_hidden_state", "pooler_output"]),
+    ("BertForSequenceClassification", ["logits"]),
+    ("BertForQuestionAnswering", ["start_logits", "end_logits"]),
+    ("BertForMultipleChoice", ["logits"]),
+])
+@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning", "ignore::torch.jit.TracerWarning")
+def test_legacy_onnx_export_of_a_positional_tuple_runs_in_onnxruntime(tmp_path, class_name, output_names):
+    """What every legacy export tutorial writes: ``torch.onnx.export(model, (input_ids,
+    attention_mask, token_type_ids), ..., dynamo=False)``. That exporter passes every other
+    parameter positionally as its default (None), which the forward accepts; ONNX Runtime
+    then runs it on another batch and length within ONNX_ATOL of eager. (transformers 5.23's
+    own BertModel fails this export: "got multiple values for argument 'use_cache'".)"""
+    import onnxruntime
+
+    model = _model(class_name)
+    inputs = _inputs(class_name, model.config.vocab_size, labels=False)
+    names = list(inputs)
+    axes = {name: {0: "batch", 1: "seq"} if class_name != "BertForMultipleChoice" else {0: "batch", 2: "seq"}
+            for name in names}
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    path = str(tmp_path / "model.onnx")
+    torch.onnx.export(model, tuple(inputs.values()), path, dynamo=False, input_names=names,
+                      output_names=output_names, dynamic_axes=axes)
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    other = _inputs(class_name, model.config.vocab_size, batch=3, seq=14, seed=1, labels=False)
+    got = session.run(None, {k: v.numpy() for k, v in other.items()})
+    with torch.no_grad():
+        want = model(**other)
+    for output, array in zip(output_names, got):
+        assert array.shape == tuple(want[output].shape), output
+        assert float(np.abs(array - want[output].numpy()).max()) <= ONNX_ATOL, output
+
+
+def test_a_value_positionally_past_inputs_embeds_is_refused():
+    """Only the exporter's Nones may stand there: a 4.x-ordered call (labels 7th, after
+    head_mask and inputs_embeds) never binds silently to another parameter."""
+    model = _model("BertForSequenceClassification")
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        assert model(ids, None, None, None, None, None, None).logits.shape == (1, 2)
+        with pytest.raises(TypeError, match="a Tensor was passed positionally after inputs_embeds"):
+            model(ids, None, None, None, None, None, torch.tensor([1]))
+        with pytest.raises(TypeError, match="a bool was passed positionally after inputs_embeds"):
+            _model("BertModel")(ids, None, None, None, None, None, None, None, None, True)
