@@ -71,6 +71,11 @@ def render() -> str:
         module = modules[name]
         lines.append(f"| {source} | `tests/conformance/{name}.py` | {len(ported_tests(module))} "
                      f"| {len(getattr(module, 'OUT_OF_SCOPE', {}))} |")
+    differences = importlib.import_module("tests.conformance.kept_differences").KEPT_DIFFERENCES
+    lines += ["", "## Differences kept on purpose", "",
+              "Where mini_hf_bert behaves otherwise than transformers by choice; each test shows the difference",
+              "(and fails if it goes away unnoticed).", "", "| difference | why | test |", "| --- | --- | --- |"]
+    lines += [f"| {what} | {why} | `{test}` |" for what, why, test in differences]
     for name, source in sources.items():
         left_out = getattr(modules[name], "OUT_OF_SCOPE", {})
         if not left_out:

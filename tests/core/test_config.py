@@ -234,3 +234,13 @@ def test_torchscript_config_returns_tuples_unless_asked():
         assert not isinstance(model(ids, return_dict=True), tuple)
         config.torchscript = False
         assert not isinstance(model(ids), tuple)
+
+
+def test_is_encoder_decoder_is_a_class_setting_not_an_argument():
+    """Kept on purpose (docs/conformance.md): 4.x's PretrainedConfig takes is_encoder_decoder
+    like any keyword; a BertConfig is one stack, so the argument is a TypeError, while a
+    config.json that writes it (false) still reads."""
+    with pytest.raises(TypeError, match="is_encoder_decoder"):
+        BertConfig(is_encoder_decoder=True)
+    assert BertConfig.is_encoder_decoder is False
+    assert BertConfig.from_dict({"model_type": "bert", "is_encoder_decoder": False}).is_encoder_decoder is False
