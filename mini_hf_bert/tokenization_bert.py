@@ -301,6 +301,9 @@ class BertTokenizer(PreTrainedTokenizerBase):
     def _word_start(self, text: str, position: int, end: int) -> int:
         return self._fast.word_start(text, position, end)
 
+    def _pre_tokenize(self, text: str) -> list[str]:  # what train_new_from_iterator counts
+        return self.basic_tokenizer.tokenize(text) if self.do_basic_tokenize else whitespace_tokenize(text)
+
     def tokenize(self, text: str) -> list[str]:
         """``text`` -> wordpieces: ``"unaffable"`` -> ``["un", "##aff", "##able"]``."""
         self._check_length(self._check_text(text, "text"), "text")

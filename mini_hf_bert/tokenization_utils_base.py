@@ -20,11 +20,14 @@ import logging
 import operator
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict, Unpack
 
 from .file_utils import directory_lock, no_remote_code, read_json
 from .limits import Limits
+from .progress import progress_bar
+from .wordpiece_trainer import learn_wordpiece
 
 logger = logging.getLogger(__name__)
 
@@ -1043,6 +1046,73 @@ class PreTrainedTokenizerBase:
             raise TypeError("encode takes one text (a str); call the tokenizer itself for a batch")
         return self(text, text_pair, add_special_tokens=add_special_tokens, padding=padding, truncation=truncation,
                     max_length=max_length, return_tensors=return_tensors)["input_ids"]
+
+    def train_new_from_iterator(
+        self,
+        text_iterator: Iterable[str | Sequence[str]],
+        vocab_size: int,
+        length: int | None = None,
+        new_special_tokens: Sequence[str] | None = None,
+        special_tokens_map: dict[str, str] | None = None,
+        *,
+        min_frequency: int = 0,
+        limit_alphabet: int | None = None,
+        show_progress: bool = True,
+    ) -> PreTrainedTokenizerBase:
+        """A tokenizer of this one's kind and settings (case, accents, Chinese characters,
+        special tokens) with a vocabulary learned from ``text_iterator``, as transformers'
+        ``train_new_from_iterator``: the words this tokenizer splits the texts into are
+        counted, and WordPiece pieces merged by frequency, as the tokenizers library's
+        WordPieceTrainer does (``wordpiece_trainer.learn_wordpiece``).
+
+        Args:
+            text_iterator: texts, or batches (lists) of texts, as transformers takes them.
+            vocab_size: the new vocabulary's size, special tokens included.
+            length: how many items ``text_iterator`` yields, for the progress bar.
+            new_special_tokens: special tokens to add to this one's (first in the vocabulary).
+            special_tokens_map: renames of this one's special tokens (``{"[UNK]": "<unk>"}``).
+            min_frequency / limit_alphabet: the tokenizers trainer's options of these names.
+            show_progress: a bar over the texts read (where tqdm is installed).
+
+        The tokenizers library breaks ties between equally frequent pairs in an order that
+        changes from run to run; this trainer's is fixed (the pair of the lowest ids), so
+        where tokenizers' own runs agree, the two give the same vocabulary.
+        """
+        if special_tokens_map is not None and not isinstance(special_tokens_map, dict):
+            raise TypeError(f"special_tokens_map must be a dict of old -> new token, got {_kind(special_tokens_map)}")
+        renames = special_tokens_map or {}
+        specials = [renames.get(t, t) for t in sorted(self.all_special_tokens, key=self.convert_tokens_to_ids)]
+        for token in new_special_tokens or ():
+            if not isinstance(token, str) or not token:
+                raise TypeError(f"new_special_tokens must be non-empty str, got {token!r}")
+            if token not in specials:
+                specials.append(token)
+        counts: Counter[str] = Counter()
+        bar = progress_bar(length or 0, "reading the texts", show_progress, unit="text")
+        try:
+            for index, item in enumerate(text_iterator):
+                texts = [item] if isinstance(item, str) else item
+                if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
+                    raise TypeError(f"text_iterator item {index} must be a str or a list of str, got {_kind(item)}")
+                for text in texts:
+                    counts.update(w for w in self._pre_tokenize(text) if w not in specials)
+                bar.update(1)
+        finally:
+            bar.close()
+        tokens = learn_wordpiece(counts, vocab_size, specials, "frequency", min_frequency, limit_alphabet)
+        settings = {key: value for key, value in self.init_kwargs.items() if key not in ("vocab_file", "vocab")}
+        for key in _SPECIAL_TOKEN_KEYS + ("bos_token", "eos_token"):
+            token = getattr(self, key)
+            if token is not None:
+                settings[key] = renames.get(token, token)
+        settings["additional_special_tokens"] = [renames.get(t, t) for t in self.additional_special_tokens] + [
+            t for t in new_special_tokens or () if t not in self.all_special_tokens]
+        settings.pop("extra_special_tokens", None)
+        return type(self)(None, vocab={token: i for i, token in enumerate(tokens)}, **settings)
+
+    def _pre_tokenize(self, text: str) -> list[str]:
+        """The words of ``text`` before they are cut into pieces (a subclass's)."""
+        raise NotImplementedError
 
     def get_chat_template(self, chat_template: str | None = None) -> str:
         """The Jinja template ``apply_chat_template`` uses: ``chat_template``, else the

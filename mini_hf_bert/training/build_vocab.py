@@ -12,14 +12,14 @@ Google's scripts assume), then the tokens from the most to the least frequent.
 
 from __future__ import annotations
 
-import math
 import os
 from collections import Counter
 from collections.abc import Sequence
 
 from ..file_utils import write_text
 from ..tokenization_bert import BasicTokenizer
-from .progress import progress_bar
+from ..wordpiece_trainer import learn_wordpiece
+from ..progress import progress_bar
 
 #: The special tokens, in the order of Google's vocabularies (ids 0, 100-103 there; 0-4 here).
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -70,17 +70,9 @@ def write_vocab(tokens: Sequence[str], path: str | os.PathLike) -> str:
 
 def train_wordpiece(documents: Sequence[Sequence[str]], vocab_size: int, do_lower_case: bool = True,
                     min_frequency: int = 2, progress: bool = False) -> list[str]:
-    """A WordPiece vocabulary learned from ``documents``: start from the characters, then
-    merge, again and again, the adjacent pair of pieces whose merge most raises the
-    likelihood of the corpus under a unigram model of the pieces (Schuster & Nakajima's
-    WordPiece criterion, which Google's BERT vocabularies were built with):
-
-        gain(a, b) = count(ab) · log(count(ab) · N / (count(a) · count(b))),   N = pieces in the corpus
-
-    Frequent pairs that occur together more than chance would have them go first. (The
-    score count(ab) / (count(a)·count(b)) alone, without the count(ab) factor, favours pairs
-    seen a few times, and spends a small vocabulary on them.) A merge of ``un`` and
-    ``##aff`` adds ``unaff``; of ``##aff`` and ``##able``, ``##affable``.
+    """A WordPiece vocabulary learned from ``documents`` by the likelihood criterion
+    (``wordpiece_trainer.learn_wordpiece``: Schuster & Nakajima's, which Google's BERT
+    vocabularies were built with), over the words an uncased or cased BasicTokenizer splits.
 
     transformers: none (tokenizers: ``trainers.WordPieceTrainer``; Google's own tool was
     not released)
@@ -94,90 +86,16 @@ def train_wordpiece(documents: Sequence[Sequence[str]], vocab_size: int, do_lowe
     Returns:
         The tokens, in id order: the special tokens, the characters, then the merges.
     """
-    import heapq
-
     if not isinstance(vocab_size, int) or vocab_size <= len(SPECIAL_TOKENS):
         raise ValueError(f"vocab_size must be an int above the {len(SPECIAL_TOKENS)} special tokens, got {vocab_size!r}")
     basic = BasicTokenizer(do_lower_case=do_lower_case)
     word_counts: Counter[str] = Counter(w for d in documents for s in d for w in basic.tokenize(s))
     if not word_counts:
         raise ValueError("the corpus holds no text to build a vocabulary from")
-    words = list(word_counts)
-    freqs = [word_counts[w] for w in words]
-    splits = [[w[0]] + ["##" + c for c in w[1:]] for w in words]
-    vocab = list(SPECIAL_TOKENS)
-    seen = set(vocab)
-    alphabet: Counter[str] = Counter()
-    for split, f in zip(splits, freqs):
-        for piece in split:
-            alphabet[piece] += f
-    for piece, _ in sorted(alphabet.items(), key=lambda item: (-item[1], item[0])):
-        if piece not in seen:
-            vocab.append(piece)
-            seen.add(piece)
-    piece_count: Counter[str] = Counter()
-    pair_count: Counter[tuple[str, str]] = Counter()
-    pair_words: dict[tuple[str, str], set[int]] = {}
-    partners: dict[str, set[tuple[str, str]]] = {}  # piece -> the pairs it is part of
-
-    def account(index: int, sign: int) -> None:
-        split, f = splits[index], freqs[index] * sign
-        for piece in split:
-            piece_count[piece] += f
-        for pair in zip(split, split[1:]):
-            pair_count[pair] += f
-            if sign > 0:
-                pair_words.setdefault(pair, set()).add(index)
-                partners.setdefault(pair[0], set()).add(pair)
-                partners.setdefault(pair[1], set()).add(pair)
-
-    for index in range(len(words)):
-        account(index, +1)
-
-    total = sum(piece_count.values())  # N, fixed at its start: it only shrinks a little per merge
-
-    def score(pair: tuple[str, str]) -> float:
-        joint = pair_count[pair]
-        return joint * math.log(joint * total / (piece_count[pair[0]] * piece_count[pair[1]]))
-
-    heap = [(-score(p), p) for p, n in pair_count.items() if n >= min_frequency]
-    heapq.heapify(heap)
-    bar = progress_bar(max(0, vocab_size - len(vocab)), "building the vocabulary", progress, unit="token")
-    while len(vocab) < vocab_size and heap:
-        negative, pair = heapq.heappop(heap)
-        if pair_count[pair] < min_frequency:
-            continue  # merged away, or now too rare
-        current = score(pair)
-        if abs(current + negative) > 1e-9 * abs(current):  # stale: its counts moved since it was pushed
-            heapq.heappush(heap, (-current, pair))
-            continue
-        a, b = pair
-        merged = a + b[2:] if b.startswith("##") else a + b
-        touched: set[str] = set()
-        for index in list(pair_words.get(pair, ())):
-            split = splits[index]
-            if not any(x == a and y == b for x, y in zip(split, split[1:])):
-                continue
-            account(index, -1)
-            touched.update(split)
-            new, i = [], 0
-            while i < len(split):
-                if i + 1 < len(split) and split[i] == a and split[i + 1] == b:
-                    new.append(merged)
-                    i += 2
-                else:
-                    new.append(split[i])
-                    i += 1
-            splits[index] = new
-            account(index, +1)
-            touched.update(new)
-        if merged not in seen:
-            vocab.append(merged)
-            seen.add(merged)
-            bar.update()
-        for piece in touched:  # every pair whose counts changed gets its new score pushed
-            for other in partners.get(piece, ()):
-                if pair_count[other] >= min_frequency:
-                    heapq.heappush(heap, (-score(other), other))
-    bar.close()
-    return vocab[:vocab_size]
+    alphabet = len({c for w in word_counts for c in w})
+    bar = progress_bar(max(0, vocab_size - len(SPECIAL_TOKENS) - alphabet), "building the vocabulary", progress,
+                       unit="token")
+    try:
+        return learn_wordpiece(word_counts, vocab_size, SPECIAL_TOKENS, "likelihood", min_frequency, on_token=bar.update)
+    finally:
+        bar.close()

@@ -42,7 +42,7 @@ import torch
 from ..file_utils import staged_file
 from ..tokenization_bert import BertTokenizer
 from .pretraining_data import mask_tokens_dynamically
-from .progress import progress_bar
+from ..progress import progress_bar
 
 #: [CLS], [SEP], [SEP]: the tokens of a pair that are not text.
 NUM_SPECIAL_TOKENS = 3

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import torch
 
 from ..file_utils import read_file
-from .progress import progress_bar
+from ..progress import progress_bar
 from ..tokenization_bert import BertTokenizer
 from ..tokenization_utils import is_chinese_char
 

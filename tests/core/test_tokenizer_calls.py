@@ -139,3 +139,43 @@ def test_chat_template_misuse(minilm_dir, tmp_path):
     (tmp_path / "chat_template.jinja").write_bytes(b"\xff\xfe")
     with pytest.raises(ValueError, match="chat_template.jinja: not UTF-8 text"):
         BertTokenizer.from_pretrained(tmp_path)
+
+
+def test_train_new_from_iterator_learns_transformers_vocabulary(minilm_dir, minilm_tokenizer):
+    """The same set of pieces as transformers' (the tokenizers library's WordPiece trainer)
+    on 160 sentences, and the same tokens for text it did not see. 600 pieces: there the
+    tokenizers library's own runs agree (at 1000 its tie-breaking varies from run to run)."""
+    texts = sentences(160)
+    ours = BertTokenizer.from_pretrained(minilm_dir).train_new_from_iterator(texts, vocab_size=600, show_progress=False)
+    theirs = minilm_tokenizer.train_new_from_iterator(texts, vocab_size=600)
+    assert set(ours.vocab) == set(theirs.get_vocab()) and len(ours) == 600
+    assert [ours.convert_ids_to_tokens(i) for i in range(5)] == [theirs.convert_ids_to_tokens(i) for i in range(5)]
+    for text in list(FAST_VS_LEGACY)[:20] + ["Loading official checkpoints through one weight map, 中文 text."]:
+        assert ours.tokenize(text) == theirs.tokenize(text), text
+    again = BertTokenizer.from_pretrained(minilm_dir).train_new_from_iterator(iter([texts[:80], texts[80:]]), 600,
+                                                                              show_progress=False)
+    assert again.vocab == ours.vocab  # batches or single texts, and every run: the same ids
+
+
+def test_train_new_from_iterator_keeps_settings_and_renames_specials(minilm_dir, tmp_path):
+    cased = BertTokenizer.from_pretrained(minilm_dir, do_lower_case=False)
+    new = cased.train_new_from_iterator(["Hello World", "Hello there"] * 5, vocab_size=60, show_progress=False,
+                                        new_special_tokens=["<extra>"], special_tokens_map={"[UNK]": "<unk>"})
+    assert new.do_lower_case is False and new.unk_token == "<unk>" and "<extra>" in new.additional_special_tokens
+    assert [new.convert_ids_to_tokens(i) for i in range(6)] == ["[PAD]", "<unk>", "[CLS]", "[SEP]", "[MASK]", "<extra>"]
+    assert "Hello" in new.vocab and "hello" not in new.vocab
+    new.save_pretrained(tmp_path)
+    assert BertTokenizer.from_pretrained(tmp_path)("Hello <extra>")["input_ids"] == new("Hello <extra>")["input_ids"]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (dict(text_iterator=[["a"], 3]), TypeError, "text_iterator item 1 must be a str or a list of str"),
+    (dict(text_iterator=["a b"], vocab_size=3), ValueError, "vocab_size must be an int above the 5 special tokens"),
+    (dict(text_iterator=[" "]), ValueError, "the corpus holds no text"),
+    (dict(text_iterator=["a"], min_frequency=-1), ValueError, "min_frequency must be an int >= 0"),
+    (dict(text_iterator=["a"], special_tokens_map=["x"]), TypeError, "special_tokens_map must be a dict"),
+])
+def test_train_new_from_iterator_refuses_what_cannot_work(minilm_dir, call, error, message):
+    arguments = {"vocab_size": 50, "show_progress": False, **call}
+    with pytest.raises(error, match=message):
+        BertTokenizer.from_pretrained(minilm_dir).train_new_from_iterator(**arguments)
