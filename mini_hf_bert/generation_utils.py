@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .file_utils import read_json, write_json
+from .file_utils import not_a_regular_file, read_json, write_json
 from .modeling_outputs import ModelOutput
 
 logger = logging.getLogger(__name__)
@@ -68,6 +69,29 @@ class GenerationConfig:
     eos_token_id: int | list[int] | None = None
     pad_token_id: int | None = None
 
+    def __post_init__(self) -> None:
+        """A ValueError naming the first setting that cannot work, and why."""
+        counts = {"max_length": 1, "min_length": 0, "num_beams": 1, "num_return_sequences": 1, "no_repeat_ngram_size": 0}
+        optional_counts = {"max_new_tokens": 1, "min_new_tokens": 0, "top_k": 0, "bos_token_id": 0, "pad_token_id": 0}
+        for name, lowest in (*counts.items(), *optional_counts.items()):
+            value = getattr(self, name)
+            if value is None and name in optional_counts:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+                raise ValueError(f"GenerationConfig.{name} must be an int >= {lowest}"
+                                 f"{' or None' if name in optional_counts else ''}, got {value!r}")
+        for name in ("temperature", "top_p", "repetition_penalty", "length_penalty"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"GenerationConfig.{name} must be a finite number, got {value!r}")
+        for name in ("do_sample", "use_cache", "output_scores", "return_dict_in_generate"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"GenerationConfig.{name} must be true or false, got {getattr(self, name)!r}")
+        if self.early_stopping not in (True, False, "never"):
+            raise ValueError(f"GenerationConfig.early_stopping must be True, False or 'never', got {self.early_stopping!r}")
+        if self.repetition_penalty <= 0:
+            raise ValueError(f"GenerationConfig.repetition_penalty must be positive, got {self.repetition_penalty}")
+
     @classmethod
     def from_model_config(cls, config: Any) -> GenerationConfig:
         """The defaults a model config carries: its special tokens, and the generation
@@ -90,13 +114,19 @@ class GenerationConfig:
         """A checkpoint's ``generation_config.json`` (written here or by transformers, whose
         keys this class lacks are left out), or, without one, ``from_model_config(config)``."""
         path = os.path.join(directory, GENERATION_CONFIG_NAME)
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             return cls.from_model_config(config)
+        problem = not_a_regular_file(path)
+        if problem:  # passing over it would silently generate with other settings
+            raise ValueError(f"{path}: {problem}")
         values = read_json(path, ValueError, "generation config")
         if not isinstance(values, dict):
             raise ValueError(f"{path}: a generation config must be a JSON object, got {type(values).__name__}")
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls.from_model_config(config).update(**{k: v for k, v in values.items() if k in known})
+        try:
+            return cls.from_model_config(config).update(**{k: v for k, v in values.items() if k in known})
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
 
     def update(self, **overrides: Any) -> GenerationConfig:
         """A copy with ``overrides``; an unknown name is a TypeError naming it."""

@@ -119,6 +119,8 @@ def test_config_generation_fields_are_the_defaults():
     (dict(top_p=1.5), ValueError, "top_p must be in \\[0, 1\\]"),
     (dict(num_beam=2), TypeError, "unexpected keyword argument\\(s\\) \\['num_beam'\\]"),
     (dict(eos_token_id="x"), ValueError, "eos_token_id must be a token id"),
+    (dict(max_new_tokens=0), ValueError, "max_new_tokens must be an int >= 1 or None, got 0"),
+    (dict(top_k=-1), ValueError, "top_k must be an int >= 0 or None"),
     (dict(attention_mask=torch.ones(3, 4)), ValueError, "attention_mask must be a tensor of input_ids' shape"),
 ])
 def test_generate_refuses_what_cannot_work(call, error, message):
@@ -136,3 +138,22 @@ def test_generation_config_is_checked():
     with pytest.raises(TypeError, match="mini_hf_bert GenerationConfig"):
         ours.generation_config = {"num_beams": 2}
     assert GenerationConfig(num_beams=2).update(top_k=3).top_k == 3
+
+
+def test_a_bad_generation_config_json_is_refused_naming_it(tmp_path):
+    import os
+
+    ours, _ = _pair()
+    ours.save_pretrained(tmp_path)
+    path = tmp_path / "generation_config.json"
+    for content, message in (("{not json", "not valid JSON"), ("[1]", "must be a JSON object"),
+                             (json.dumps({"num_beams": "x"}), "GenerationConfig.num_beams must be an int >= 1"),
+                             (json.dumps({"early_stopping": "sometimes"}), "early_stopping must be True, False or 'never'"),
+                             (json.dumps({"temperature": None}), "temperature must be a finite number")):
+        path.write_text(content)
+        with pytest.raises(ValueError, match=f"generation_config.json: .*{message}"):
+            mini_hf_bert.BertLMHeadModel.from_pretrained(tmp_path)
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(ValueError, match="generation_config.json: is a named pipe"):
+        mini_hf_bert.BertLMHeadModel.from_pretrained(tmp_path)
