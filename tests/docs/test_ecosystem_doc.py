@@ -19,7 +19,7 @@ PAGE_ZH = os.path.join(ROOT, "docs", "zh", "ecosystem.md")
 #: One recipe per library the page promises.
 RECIPES = ("mini_hf_bert.integrations import Trainer", "from accelerate import", "from peft import",
            "from sentence_transformers import", "import onnxruntime", "transformers.pipeline(", "dynamo=False",
-           ".generate(", "transformers.EncoderDecoderModel(", "from captum.attr import", "shap.Explainer(")
+           ".generate(", "transformers.EncoderDecoderModel(", "from captum.attr import", "shap.Explainer(", "from bertviz import")
 
 
 def blocks(path: str) -> list[str]:
