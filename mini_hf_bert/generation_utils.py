@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch import nn
 
 from .file_utils import not_a_regular_file, read_json, write_json
 from .modeling_outputs import ModelOutput
@@ -273,6 +272,10 @@ class GenerationMixin:
         prompt_length = input_ids.shape[1]
         max_length = prompt_length + config.max_new_tokens if config.max_new_tokens is not None else config.max_length
         _check_settings(config, prompt_length, max_length)
+        positions = getattr(self.config, "max_position_embeddings", None)
+        if positions is not None and max_length > positions:  # beam search holds (B, beams, max_length) ids
+            raise ValueError(f"generate: max_length {max_length} (the prompt and max_new_tokens) exceeds the "
+                             f"{positions} positions the model has (config.max_position_embeddings)")
         # Positions count real tokens only, so a left-padded prompt starts at 0 (transformers' rule).
         position_ids = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)  # (B, T)
         inputs = {"attention_mask": attention_mask, "position_ids": position_ids, "token_type_ids": token_type_ids}

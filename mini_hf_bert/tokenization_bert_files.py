@@ -304,6 +304,10 @@ def write_tokenizer_directory(tokenizer, save_directory: str | os.PathLike, lega
         configs[os.path.join(directory, TOKENIZER_FILE)] = tokenizer_json(tokenizer)
     os.makedirs(directory, exist_ok=True)
     with directory_lock(directory, exclusive=True):
+        if legacy_format is False and os.path.lexists(vocab_path):  # read first by from_pretrained: it would win
+            raise ValueError(f"{vocab_path}: save_pretrained(legacy_format=False) writes tokenizer.json only, and "
+                             f"from_pretrained reads this vocab.txt before it (an older save's); save into another "
+                             f"directory, or with legacy_format=None to write both")
         if legacy_format is not False:
             write_text(vocab_path, "".join(token + "\n" for token, _ in ordered))
         for path, content in configs.items():

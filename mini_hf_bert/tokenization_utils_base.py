@@ -1095,6 +1095,7 @@ class PreTrainedTokenizerBase:
                 if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
                     raise TypeError(f"text_iterator item {index} must be a str or a list of str, got {_kind(item)}")
                 for text in texts:
+                    self._check_length(text, f"text_iterator item {index}")
                     counts.update(w for w in self._pre_tokenize(text) if w not in specials)
                 bar.update(1)
         finally:

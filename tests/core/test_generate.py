@@ -121,6 +121,7 @@ def test_config_generation_fields_are_the_defaults():
     (dict(eos_token_id="x"), ValueError, "eos_token_id must be a token id"),
     (dict(max_new_tokens=0), ValueError, "max_new_tokens must be an int >= 1 or None, got 0"),
     (dict(top_k=-1), ValueError, "top_k must be an int >= 0 or None"),
+    (dict(max_new_tokens=10**9), ValueError, "max_length 1000000006 .* exceeds the 40 positions the model has"),
     (dict(attention_mask=torch.ones(3, 4)), ValueError, "attention_mask must be a tensor of input_ids' shape"),
 ])
 def test_generate_refuses_what_cannot_work(call, error, message):

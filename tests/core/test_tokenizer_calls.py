@@ -179,3 +179,22 @@ def test_train_new_from_iterator_refuses_what_cannot_work(minilm_dir, call, erro
     arguments = {"vocab_size": 50, "show_progress": False, **call}
     with pytest.raises(error, match=message):
         BertTokenizer.from_pretrained(minilm_dir).train_new_from_iterator(**arguments)
+
+
+def test_legacy_format_false_never_leaves_an_older_vocab_in_charge(minilm_dir, tmp_path):
+    """legacy_format=False writes no vocab.txt, and from_pretrained reads a vocab.txt first: over
+    an older save's, the save is refused naming it, nothing written (no file it did not write deleted)."""
+    BertTokenizer.from_pretrained(minilm_dir).save_pretrained(tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    other = BertTokenizer.from_pretrained(minilm_dir, do_lower_case=False)
+    with pytest.raises(ValueError, match="vocab.txt: save_pretrained\\(legacy_format=False\\) writes tokenizer.json only"):
+        other.save_pretrained(tmp_path, legacy_format=False)
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
+
+
+def test_train_new_from_iterator_bounds_each_text(minilm_dir):
+    from mini_hf_bert import Limits
+
+    tokenizer = BertTokenizer.from_pretrained(minilm_dir, limits=Limits(text_chars=1000))
+    with pytest.raises(ValueError, match="text_iterator item 1: 2000 characters, more than the 1000"):
+        tokenizer.train_new_from_iterator(["short", "x" * 2000], 50, show_progress=False)
