@@ -138,7 +138,7 @@ def read_tokenizer_directory(directory: str, overrides: dict[str, Any]) -> Token
     transformers: none (``PreTrainedTokenizerBase.from_pretrained`` reads the same files)
     """
     kwargs: dict[str, Any] = {}
-    for name in (TOKENIZER_CONFIG_FILE, VOCAB_FILE, TOKENIZER_FILE):
+    for name in (TOKENIZER_CONFIG_FILE, VOCAB_FILE, TOKENIZER_FILE, CHAT_TEMPLATE_FILE):
         path = os.path.join(directory, name)
         problem = not_a_regular_file(path) if os.path.lexists(path) else None
         if problem:  # passing over it would silently load another tokenizer (lower-cased, say)
@@ -185,10 +185,7 @@ def _chat_template(directory: str, config: dict, config_path: str) -> str | None
     """The chat template a directory gives: ``chat_template.jinja`` (transformers 5.x writes
     it), else tokenizer_config.json's ``chat_template`` (4.x), else None."""
     path = os.path.join(directory, CHAT_TEMPLATE_FILE)
-    if os.path.lexists(path):
-        problem = not_a_regular_file(path)
-        if problem:
-            raise TokenizerFileError(f"{path}: {problem}")
+    if os.path.isfile(path):  # read_tokenizer_directory has refused one that is no regular file
         try:
             return read_file(path, MAX_METADATA_BYTES).decode("utf-8")
         except UnicodeDecodeError:
