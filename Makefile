@@ -15,7 +15,7 @@ STAMP  := $(VENV)/.installed
 TF4_DIR   := .cache/transformers-4.57.6
 TF4_STAMP := $(TF4_DIR)/.installed
 
-.PHONY: demo test venv clean browser docs-status
+.PHONY: demo test venv clean browser docs-status conformance-reference
 
 $(STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,13 @@ test: $(STAMP) $(TF4_STAMP) browser
 	$(PY) -m pytest tests
 	$(AVX2_EMULATION) $(PY) -m pytest -m cpu_kernels tests
 	PYTHONPATH=$(TF4_DIR) $(PY) -m pytest tests_transformers4
+
+# The ported upstream tests (tests/conformance/) run against transformers itself: 5.x from
+# the .venv, then 4.57.6 on the ports of its files. A test that fails here too is the
+# port's fault; one that fails only in `make test` is mini_hf_bert's.
+conformance-reference: $(STAMP) $(TF4_STAMP)
+	MINI_HF_BERT_CONFORMANCE=transformers $(PY) -m pytest tests/conformance
+	MINI_HF_BERT_CONFORMANCE=transformers PYTHONPATH=$(TF4_DIR) $(PY) -m pytest tests/conformance
 
 # Which measured pages are older than the code they measure, and the command that refreshes
 # each (from the provenance their JSON records; see CONTRIBUTING.md). Informs, never fails.

@@ -411,16 +411,23 @@ def _labels(id2label, label2id) -> tuple[dict[int, str], dict[str, int]]:
 
 
 def _pruned_heads(config) -> dict[int, list[int]]:
-    """pruned_heads with int layer keys (JSON's are strings) and sorted heads, each in range."""
+    """pruned_heads with int layer keys (JSON's are strings) and sorted heads, each in range.
+    A negative layer counts from the end, as 4.x's ``encoder.layer[-1]`` applies it; it is
+    stored under the layer's own index, its heads joined to any given there."""
     if not isinstance(config.pruned_heads, dict):
         raise ConfigError(f"BertConfig.pruned_heads must map layer -> list of heads, got {config.pruned_heads!r}")
-    try:
-        pruned = {int(layer): sorted({int(h) for h in heads}) for layer, heads in config.pruned_heads.items()}
-    except (TypeError, ValueError):
-        raise ConfigError(f"BertConfig.pruned_heads must map layer -> list of head indices, got {config.pruned_heads!r}") from None
+    layers = config.num_hidden_layers
+    pruned: dict[int, list[int]] = {}
+    for key, heads in config.pruned_heads.items():
+        try:
+            layer, heads = int(key), {int(h) for h in heads}
+        except (TypeError, ValueError):
+            raise ConfigError(f"BertConfig.pruned_heads must map layer -> list of head indices, got {config.pruned_heads!r}") from None
+        if not -layers <= layer < layers:
+            raise ConfigError(f"BertConfig.pruned_heads names layer {layer}; the model has layers 0..{layers - 1}")
+        layer %= layers
+        pruned[layer] = sorted(set(pruned.get(layer, [])) | heads)
     for layer, heads in pruned.items():
-        if not 0 <= layer < config.num_hidden_layers:
-            raise ConfigError(f"BertConfig.pruned_heads names layer {layer}; the model has layers 0..{config.num_hidden_layers - 1}")
         bad = [h for h in heads if not 0 <= h < config.num_attention_heads]
         if bad:
             raise ConfigError(f"BertConfig.pruned_heads[{layer}] names head {bad[0]}; layers have heads 0..{config.num_attention_heads - 1}")

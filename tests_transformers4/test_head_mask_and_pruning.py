@@ -111,6 +111,27 @@ def test_a_negative_layer_counts_from_the_end_as_transformers_4():
     assert ours.config.pruned_heads == {2: [0], 0: [1]}
 
 
+def test_a_negative_layer_in_config_pruned_heads_counts_from_the_end_as_transformers_4(tmp_path):
+    """4.57.6 builds a model from ``config.pruned_heads={0: [...], -1: [0]}`` by pruning
+    ``encoder.layer[-1]``, and writes the -1 to config.json (its
+    ``test_head_pruning_save_load_from_config_init``): the same shapes and outputs here, from
+    the config and from 4.57.6's config.json, the layer stored under its own index."""
+    pruned = {0: [1, 2, 3], -1: [0], 2: [4]}
+    torch.manual_seed(0)
+    theirs = transformers.BertModel(transformers.BertConfig(**CONFIG, pruned_heads=pruned)).eval()
+    ours = mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**CONFIG, pruned_heads=pruned)).eval()
+    assert ours.config.pruned_heads == {0: [1, 2, 3], 2: [0, 4]}
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    ours.load_state_dict(theirs.state_dict(), strict=True)
+    with torch.no_grad():
+        assert all(r.ok for r in compare_outputs(ours(**_inputs()), theirs(**_inputs()), ["last_hidden_state"]))
+    theirs.save_pretrained(tmp_path)
+    assert "-1" in json.loads((tmp_path / "config.json").read_text())["pruned_heads"]
+    loaded = mini_hf_bert.BertModel.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert all(r.ok for r in compare_outputs(loaded(**_inputs()), theirs(**_inputs()), ["last_hidden_state"]))
+
+
 @pytest.mark.parametrize("heads,message", [
     ({0: [6]}, "head 6 of layer 0 does not exist; heads are 0..5"),
     ({3: [0]}, "layer 3 does not exist; the model has layers 0..2"),

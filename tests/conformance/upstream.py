@@ -15,15 +15,26 @@ import torch
 
 if os.environ.get("MINI_HF_BERT_CONFORMANCE", "mini_hf_bert") == "transformers":
     import transformers as library
-    import transformers.models.bert.tokenization_bert_legacy as word_tokenization
-    import transformers.tokenization_python as character_classes
     from transformers import logging as _logging
 
     LOGGER_NAME = "transformers"
     _logging.set_verbosity_warning()
-    from transformers import AddedToken, TokenizersBackend
-    #: transformers 5.x keeps its pure-Python BERT tokenizer as BertTokenizerLegacy.
-    PythonBertTokenizer = word_tokenization.BertTokenizerLegacy
+    from transformers import AddedToken
+
+    if library.__version__.startswith("4."):
+        # transformers 4.x (first on PYTHONPATH): only the ports of its own files run (conftest.py).
+        import transformers.models.bert.tokenization_bert as word_tokenization
+        import transformers.tokenization_utils as character_classes
+        from transformers import BertTokenizerFast as TokenizersBackend
+
+        PythonBertTokenizer = word_tokenization.BertTokenizer
+    else:
+        import transformers.models.bert.tokenization_bert_legacy as word_tokenization
+        import transformers.tokenization_python as character_classes
+        from transformers import TokenizersBackend
+
+        #: transformers 5.x keeps its pure-Python BERT tokenizer as BertTokenizerLegacy.
+        PythonBertTokenizer = word_tokenization.BertTokenizerLegacy
 else:
     import mini_hf_bert as library
     import mini_hf_bert.tokenization_bert as word_tokenization
@@ -103,7 +114,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = {"bert": "BertForTokenClassificat
  MODEL_FOR_DOCUMENT_QUESTION_ANSWERING_MAPPING_NAMES, MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING_NAMES,
  MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES, MODEL_FOR_MASKED_IMAGE_MODELING_MAPPING_NAMES,
  MODEL_FOR_SEMANTIC_SEGMENTATION_MAPPING_NAMES, MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
- MODEL_FOR_VIDEO_CLASSIFICATION_MAPPING_NAMES) = ({} for _ in range(12))
+ MODEL_FOR_VIDEO_CLASSIFICATION_MAPPING_NAMES, MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES) = ({} for _ in range(13))
 MODEL_MAPPING = {library.BertConfig: library.BertModel}
 MODEL_FOR_PRETRAINING_MAPPING = {library.BertConfig: library.BertForPreTraining}
 
@@ -241,7 +252,10 @@ if library.__name__ == "transformers":
     #: loads it with a warning; mini_hf_bert refuses a half-loaded encoder unless strict=False.
     ACCEPT_MISSING_ENCODER_WEIGHTS = {}
 
-    from transformers import PreTrainedConfig, PreTrainedModel
+    from transformers import PreTrainedModel
+
+    #: 4.x names the config base class PretrainedConfig; 5.x, PreTrainedConfig.
+    PreTrainedConfig = getattr(library, "PreTrainedConfig", None) or library.PretrainedConfig
     from transformers.modeling_layers import GradientCheckpointingLayer
     from transformers.modeling_utils import _get_tied_weight_keys, load_state_dict
 

@@ -100,6 +100,7 @@ BAD_VALUES = [
     (dict(add_cross_attention=True), "add_cross_attention=True needs is_decoder=True"),
     (dict(is_decoder="yes"), "is_decoder must be true or false"),
     (dict(pruned_heads={12: [0]}), "pruned_heads names layer 12; the model has layers 0..11"),
+    (dict(pruned_heads={-13: [0]}), "pruned_heads names layer -13; the model has layers 0..11"),
     (dict(pruned_heads={0: [12]}), "pruned_heads[0] names head 12"),
     (dict(num_labels=0), "num_labels must be a positive int"),
     (dict(problem_type="ranking"), "problem_type 'ranking' is not one of"),
