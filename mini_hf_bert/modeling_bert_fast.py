@@ -99,6 +99,7 @@ transformers: none (its counterparts are the attention integrations it selects b
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ctypes
 import dataclasses
 import errno
@@ -162,17 +163,30 @@ class FastOptions:
 #: so the option is off by default and kept for that measurement.
 MATMUL_ATTENTION_MAX_SCORES = 2**24
 
-#: The options in force; change them with ``using_options``.
-OPTIONS = FastOptions()
+#: The options in force, per thread and asyncio task: a context variable, so that a
+#: ``using_options`` block changes them for the code inside it and nothing else. A thread
+#: starts with the defaults; an asyncio task starts with its creator's options.
+_OPTIONS: contextvars.ContextVar[FastOptions] = contextvars.ContextVar("mini_hf_bert_fast_options",
+                                                                      default=FastOptions())
+
+
+def current_options() -> FastOptions:
+    """The options in force here: the defaults, as changed by the ``using_options`` blocks
+    this thread (or asyncio task) is inside.
+
+    transformers: none
+    """
+    return _OPTIONS.get()
 
 
 @contextlib.contextmanager
 def using_options(**changes: bool | str | None) -> Iterator[FastOptions]:
-    """Run the fast path with some optimisations changed, e.g. ``using_options(unpad=False)``.
+    """Run the fast path with some optimisations changed, e.g. ``using_options(unpad=False)``,
+    in this thread (or asyncio task) only; on leaving, the options before it are back,
+    whatever other threads do meanwhile.
 
     transformers: none
     """
-    global OPTIONS
     fields = {field.name for field in dataclasses.fields(FastOptions)}
     for name, value in changes.items():
         if name not in fields:
@@ -181,12 +195,12 @@ def using_options(**changes: bool | str | None) -> Iterator[FastOptions]:
             raise TypeError(f"using_options: {name} must be True or False, got {value!r}")
     if changes.get("route") is not None and changes["route"] not in ROUTES:
         raise ValueError(f"route={changes['route']!r} is not one of {ROUTES}")
-    previous = OPTIONS
-    OPTIONS = dataclasses.replace(previous, **changes)
+    options = dataclasses.replace(_OPTIONS.get(), **changes)
+    token = _OPTIONS.set(options)
     try:
-        yield OPTIONS
+        yield options
     finally:
-        OPTIONS = previous
+        _OPTIONS.reset(token)
 
 
 #: Dropout's random bits per unit: a unit is dropped with probability round(p·2¹⁶)/2¹⁶
@@ -383,12 +397,13 @@ def choose_routes(dtype: torch.dtype, device: torch.device, in_features: int, ou
 
     transformers: none
     """
-    unavailable = int8_unavailable(dtype, device) if OPTIONS.route == "int8" else None
+    options = current_options()
+    unavailable = int8_unavailable(dtype, device) if options.route == "int8" else None
     if unavailable:
         _warn_once(f"{unavailable}: running the default route instead")
-    elif OPTIONS.route is not None:
-        return Routes(OPTIONS.route, OPTIONS.route)
-    if OPTIONS.compile:
+    elif options.route is not None:
+        return Routes(options.route, options.route)
+    if options.compile:
         return Routes("aten", "aten")  # plain weights, which inductor's freezing pre-packs itself
     if device.type != "cpu" or dtype not in (torch.float32, torch.bfloat16) or not torch.backends.mkldnn.is_available():
         return Routes("aten", "aten")
@@ -672,11 +687,12 @@ def fast_weights(model: nn.Module) -> FastWeights:
     routes = choose_routes(weight.dtype, weight.device, *shape)
     cache = _DERIVED.setdefault(model, {})  # (routes, options) -> FastWeights
     state = _parameter_state(model)
-    cached = cache.get((routes, OPTIONS))
+    options = current_options()
+    cached = cache.get((routes, options))
     if cached is None or cached.source != state:
         if any(entry.source != state for entry in cache.values()):
             cache.clear()  # the parameters changed: every derived form is stale
-        cached = cache[(routes, OPTIONS)] = FastWeights(model, routes, OPTIONS)
+        cached = cache[(routes, options)] = FastWeights(model, routes, options)
     return cached
 
 
@@ -764,7 +780,7 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, runs
         q, k, v = (x.view(count, length, heads, head_dim).transpose(1, 2) for x in (q, k, v))  # (n, N, L, D) each
         small = count * heads * length * length <= MATMUL_ATTENTION_MAX_SCORES
         cpu = q.device.type == "cpu"  # on CUDA, SDPA's flash kernels win, dropout included
-        if small and cpu and (OPTIONS.matmul_attention or dropout > 0):
+        if small and cpu and (current_options().matmul_attention or dropout > 0):
             scores = torch.matmul(q, k.transpose(-1, -2)) * scaling  # (n, N, L, D) @ (n, N, D, L) -> (n, N, L, L)
             if mask is not None:
                 scores = scores + mask  # (n, N, L, L) + (B, 1, 1, T): padded rows, one run of B
@@ -784,7 +800,7 @@ def varlen_applies(query: torch.Tensor) -> bool:
 
     transformers: none (its counterpart is the "flash_attention_2" integration's varlen call)
     """
-    if not OPTIONS.varlen_attention or query.device.type != "cuda":
+    if not current_options().varlen_attention or query.device.type != "cuda":
         return False
     if query.dtype in (torch.float16, torch.bfloat16):
         return varlen_kernel() is not None
@@ -869,7 +885,7 @@ def _layer_forward(layer: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]
     attention_output_dropout = attention.output.dropout.p if training else 0.0
     output_dropout = layer.output.dropout.p if training else 0.0
     if weights is None:
-        if OPTIONS.fuse_qkv:
+        if current_options().fuse_qkv:
             linears = (self_attention.query, self_attention.key, self_attention.value)
             weight = torch.cat([linear.weight for linear in linears])  # 3 x (H, H) -> (3H, H)
             bias = torch.cat([linear.bias for linear in linears])  # 3 x (H,) -> (3H,)
@@ -1137,14 +1153,15 @@ def _encode(model: nn.Module, x: torch.Tensor, runs: list[tuple[int, int]], mask
             derived: FastWeights | None, dtype: torch.dtype) -> torch.Tensor:
     """The encoder layers on rows x (M, H): compiled where option ``compile`` asks and can,
     replayed as a CUDA graph where option ``cuda_graphs`` can."""
+    options = current_options()
     # Not under autocast: a graph replays the kernels it captured, whatever the autocast state of a later call.
-    if (OPTIONS.cuda_graphs and derived is not None and mask is None and x.device.type == "cuda" and not OPTIONS.compile
+    if (options.cuda_graphs and derived is not None and mask is None and x.device.type == "cuda" and not options.compile
             and not torch.is_autocast_enabled(x.device.type)):
         encoder = graphed_encoder(model, derived, runs, x)
         out = None if encoder is None else encoder(x)  # (M, H)
         if out is not None:
             return out
-    if OPTIONS.compile and derived is not None and mask is None:
+    if options.compile and derived is not None and mask is None:
         encoder = compiled_encoder(model, derived, runs)
         if encoder is not None:
             try:
@@ -1180,7 +1197,7 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
     keep, mask = None, None  # keep: indices of the rows computed; mask: for padded rows
     runs = [(batch_size, seq_length)]
     if attention_mask is not None and not bool(attention_mask.all()):
-        if OPTIONS.unpad:
+        if current_options().unpad:
             # Sequences packed shortest first, so that each length is one run, attended in one call.
             lengths = attention_mask.bool().sum(dim=1)  # (B,) L_b
             order = torch.sort(lengths, stable=True).indices  # (B,)

@@ -120,11 +120,11 @@ def test_convert_into_a_symlink_says_so_and_leaves_it(tmp_path, minilm_dir):
     ({"route": "fastest"}, ValueError, r"route='fastest' is not one of"),
 ])
 def test_using_options_refuses_what_is_not_an_option(options, error, message):
-    before = modeling_bert_fast.OPTIONS
+    before = modeling_bert_fast.current_options()
     with pytest.raises(error, match=message):
         with modeling_bert_fast.using_options(**options):
             pass
-    assert modeling_bert_fast.OPTIONS is before
+    assert modeling_bert_fast.current_options() is before
 
 
 def test_compile_with_an_unwritable_cache_falls_back_as_documented(tmp_path):

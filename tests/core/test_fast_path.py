@@ -508,7 +508,7 @@ def test_from_pretrained_selects_fast_and_bad_options_are_refused(minilm_dir):
     with pytest.raises(ValueError, match="route='mkl' is not one of"):
         with modeling_bert_fast.using_options(route="mkl"):
             pass
-    assert modeling_bert_fast.OPTIONS == modeling_bert_fast.FastOptions()
+    assert modeling_bert_fast.current_options() == modeling_bert_fast.FastOptions()
     built = make_model()
     built.set_attn_implementation("fast")  # on a built model, as transformers 5.x
     assert built.config.attn_implementation == "fast" and built.encoder.layer[0].attention.self.config is built.config
