@@ -248,6 +248,8 @@ def not_a_regular_file(path: str) -> str | None:
         return "no such file"
     except OSError as e:
         return f"cannot read it ({e.strerror})"
+    except ValueError:  # os.stat's answer to a NUL byte, which no file name holds
+        return "no such file (the name holds a NUL byte)"
     if stat.S_ISREG(mode):
         return None
     kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \

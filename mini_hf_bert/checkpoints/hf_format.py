@@ -264,7 +264,8 @@ def read_index_file(index_path: str) -> dict[str, str]:
     The one reader of index files (loading, ``inspect``, ``convert``, hub downloads), so
     each refuses a bad one with the same message: not JSON, not an object, no
     ``weight_map`` object, or a shard that is not a plain file name beside the index
-    (no paths, no ``..``: an index must not point the reader elsewhere).
+    (no paths, no ``..``: an index must not point the reader elsewhere; no NUL byte, which
+    no file name holds).
     """
     index = read_json(index_path, CheckpointError, "index file")
     if not isinstance(index, dict):
@@ -273,7 +274,7 @@ def read_index_file(index_path: str) -> dict[str, str]:
     if not isinstance(weight_map, dict) or not weight_map:
         raise CheckpointError(f"{index_path}: no 'weight_map' object naming the shard of each tensor")
     for key, shard in weight_map.items():
-        if not isinstance(shard, str) or os.path.basename(shard) != shard or shard in ("", ".", ".."):
+        if not isinstance(shard, str) or os.path.basename(shard) != shard or shard in ("", ".", "..") or "\0" in shard:
             raise CheckpointError(f"{index_path}: weight_map[{key!r}] = {shard!r} is not a file name in this directory")
     return weight_map
 

@@ -26,6 +26,7 @@ from mini_hf_bert.file_utils import (
     RunLockedError,
     atomic_write,
     directory_lock,
+    not_a_regular_file,
     read_file,
     replace_directory,
     staged_directory,
@@ -286,3 +287,11 @@ def test_of_many_runs_started_at_once_exactly_one_holds_the_directory(tmp_path):
             p.join(_WAIT_S)
     assert results == ["refused"] * 5 + ["took"]
     assert all(p.exitcode == 0 for p in processes)
+
+
+def test_a_name_holding_a_nul_byte_is_no_file_not_a_valueerror(tmp_path):
+    """os.stat raises ValueError ("embedded null byte") for such a name, naming nothing; every
+    reader asks not_a_regular_file first, whose answer the caller puts beside the path."""
+    assert not_a_regular_file(str(tmp_path / "model\0.safetensors")) == "no such file (the name holds a NUL byte)"
+    (tmp_path / "model.safetensors").write_bytes(b"x")
+    assert not_a_regular_file(str(tmp_path / "model.safetensors")) is None
