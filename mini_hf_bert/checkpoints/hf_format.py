@@ -143,7 +143,7 @@ def read_torch_bin(path: str) -> dict[str, torch.Tensor]:
         protocol, globals_ = _scan_pickle(path)
         code = [g for g in globals_ if not _STATE_DICT_GLOBAL.match(g)]
         if not code and isinstance(e, pickle.UnpicklingError):
-            code = [m.group(1).strip() for pattern in _REFUSAL_PATTERNS for m in pattern.finditer(str(e))]
+            code = refused_globals(e)
         if code:
             raise CheckpointError(
                 f"{path}: refused: this is not a plain weights file; its pickle asks for "
@@ -173,6 +173,18 @@ _REFUSAL_PATTERNS = (
     re.compile(r"call reduce for unrecognized function (.+?)(?: which belongs to .*)?$", re.M),
     re.compile(r"create new object for .* but got (.+)$", re.M),
 )
+
+
+def refused_globals(error: pickle.UnpicklingError) -> list[str]:
+    """What torch's weights-only unpickler refused (``posix.system``, a class), read from its
+    message, which then advises loading with ``weights_only=False``: that advice is never
+    passed on, only these names.
+
+    transformers: none
+    """
+    return list(dict.fromkeys(m.group(1).strip() for pattern in _REFUSAL_PATTERNS for m in pattern.finditer(str(error))))
+
+
 #: torch.save writes pickle protocol 2; the weights-only unpickler stops at protocol 4's FRAME opcode.
 MAX_WEIGHTS_ONLY_PROTOCOL = 2
 

@@ -34,6 +34,7 @@ import torch
 import transformers
 
 from ..checkpoints.errors import CheckpointError
+from ..checkpoints.hf_format import refused_globals
 from ..file_utils import MAX_METADATA_BYTES, read_file, staged_file
 from ..modeling_utils import PreTrainedModel
 from ..tokenization_utils_base import PreTrainedTokenizerBase
@@ -78,21 +79,21 @@ def last_complete_checkpoint(output_dir: str) -> str:
 @contextlib.contextmanager
 def _naming_refused_pickles(checkpoint: str | None, patterns: tuple[str, ...]) -> Iterator[None]:
     """Run a load of transformers' from ``checkpoint``; if torch refuses a pickle in it (it
-    asks for code), raise one error naming the file instead of torch's advice to load it
-    with ``weights_only=False``."""
+    asks for code), raise one error naming the file and what it asked for, instead of
+    torch's message, which advises loading it with ``weights_only=False``."""
     try:
         yield
-    except pickle.UnpicklingError as error:
+    except pickle.UnpicklingError:
         paths = sorted(p for pattern in patterns for p in glob.glob(os.path.join(glob.escape(checkpoint or "."), pattern)))
         for path in paths:
             try:
                 with getattr(transformers.trainer_pt_utils, "safe_globals", contextlib.nullcontext)():
                     torch.load(path, weights_only=True)
-            except pickle.UnpicklingError:
-                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                raise CheckpointError(f"{path}: refused as unsafe: its pickle asks for code or objects a training "
-                                      f"state never holds ({first[:160]}); nothing in it was run. Resume from "
-                                      f"another checkpoint, or remove this file") from None
+            except pickle.UnpicklingError as refusal:
+                asked = ", ".join(refused_globals(refusal)) or "objects a training state never holds"
+                raise CheckpointError(f"{path}: refused as unsafe: its pickle asks for {asked}, code that would run "
+                                      f"when it is unpickled; nothing in it was run. Resume from another checkpoint, "
+                                      f"or remove this file") from None
         raise
 
 
