@@ -174,9 +174,10 @@ def test_sizes_are_layers_by_hidden():
 
 @pytest.fixture(scope="module")
 def pack_dir(tmp_path_factory):
+    """The library's pack: the CLI step also weighs the repository against a device run's
+    carry, which the runs here (on the CPU) do not need (that step: the test below)."""
     out = tmp_path_factory.mktemp("gpu") / "pack"
-    assert pretrain_gpu.main(["pack", "--corpus", CORPUS, "--vocab", VOCAB, "--out", str(out),
-                              "--heldout-documents", "3", "--no-progress"]) == 0
+    pretrain_gpu.pack(CORPUS, VOCAB, str(out), heldout_documents=3, progress=False)
     return out
 
 
@@ -191,11 +192,17 @@ def test_a_pack_too_large_to_travel_names_the_heaviest_folders(tmp_path, monkeyp
     assert pretrain_gpu.largest_folders(sizes) == [("stages/chinese_bert", 520), ("mini_hf_bert/checkpoints", 400),
                                                    ("docs", 70)]
     assert pretrain_gpu.largest_folders({"README.md": 5}) == [(".", 5)]
+    monkeypatch.setattr(pretrain_gpu, "tracked_sizes", lambda: sizes)
+    monkeypatch.setattr(pretrain_gpu, "DEVICE_CARRY_BYTES", 995 + 10**6)
+    assert pretrain_gpu.main(["pack", "--corpus", CORPUS, "--vocab", VOCAB, "--out", str(tmp_path / "p"),
+                              "--heldout-documents", "3", "--no-progress"]) == 0
+    assert "with the repository's tracked files (995 bytes) a device run carries " in capsys.readouterr().out
     monkeypatch.setattr(pretrain_gpu, "DEVICE_CARRY_BYTES", 1)
     assert pretrain_gpu.main(["pack", "--corpus", CORPUS, "--vocab", VOCAB, "--out", str(tmp_path / "p"),
                               "--heldout-documents", "3", "--no-progress"]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: too much for one device run; the heaviest tracked folders are ")
+    assert err.startswith("error: too much for one device run; the heaviest tracked folders are stages/chinese_bert/ "
+                          "(520 bytes), mini_hf_bert/checkpoints/ (400 bytes), docs/ (70 bytes)")
     assert len(err.splitlines()) == 1 and "'git checkout -- stages' brings it back" in err
 
 
