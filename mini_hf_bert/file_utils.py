@@ -14,6 +14,9 @@
   the other: the last complete save wins.
 * ``save_png(figure, path)``: a matplotlib figure written as ``staged_file`` writes, then
   closed: the one way the training curves and the attention pictures are saved.
+* ``interrupts_deferred()``: Ctrl-C (SIGINT) and SIGTERM wait until a short step that
+  must not stop half-way has finished (renaming a save's files into place), then act as
+  usual.
 * ``RunLock``: a training run's hold on its output directory, a lock file naming the pid;
   a second run into the same directory is refused while the first is alive. A killed run
   leaves no lock behind (the kernel drops ``flock`` locks with the process).
@@ -32,11 +35,12 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 try:
@@ -57,6 +61,13 @@ logger = logging.getLogger(__name__)
 _FIRST_RETRY_SECONDS, _LAST_RETRY_SECONDS = 0.005, 0.02
 #: The hidden staging directory of a save_pretrained, beside a new directory or inside an existing one.
 SAVING_PREFIX = ".saving-"
+#: A staging directory's full name: the prefix and ``make_directory_in``'s 8 hex digits.
+SAVING_NAME = re.compile(re.escape(SAVING_PREFIX) + r"[0-9a-f]{8}")
+#: Present in a model directory while a save moves its files in: a save killed (SIGKILL, a
+#: crash, power) between its renames leaves it, and loaders refuse that directory by name.
+MOVING_IN_MARKER = ".mini_hf_bert-moving-in"
+#: The signals ``interrupts_deferred`` holds back: Ctrl-C and a polite kill.
+DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: The training run's lock file, in its output directory while the run is alive.
 RUN_LOCK_NAME = ".mini_hf_bert-run.lock"
 # The two bounds every reader and writer of files shares; the others are in limits.py,
@@ -112,6 +123,33 @@ def fsync_directory(directory: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then act on them as they would have
+    acted (Ctrl-C raises KeyboardInterrupt as the block exits; SIGTERM's default ends the
+    process). For steps that take milliseconds and must not stop half-way: the renames that
+    move a save's files into place. Python runs signal handlers in the main thread only, so
+    elsewhere the block simply runs (a signal interrupts the main thread, not this one); a
+    signal whose handler was not set from Python is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = {}
+    for number in DEFERRED_SIGNALS:
+        handler = signal.getsignal(number)
+        if handler is not None:
+            previous[number] = handler
+            signal.signal(number, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(received):
+            signal.raise_signal(number)  # now, under the handler that was there before
 
 
 def _fsync_file(path: str) -> None:
@@ -422,6 +460,61 @@ def replace_directory(new: str, dst: str, overwrite: bool = True) -> None:
         shutil.rmtree(old)
     else:
         os.remove(old)
+
+
+def move_files_in(staging: str, directory: str, names: list[str], finish: Callable[[], None] | None = None) -> None:
+    """Rename the files ``names``, each written whole into ``staging``, into ``directory`` in
+    that order; then run ``finish`` (a save removes there the files its own supersede).
+
+    From the first rename to the end of ``finish`` the directory holds files of two saves.
+    So Ctrl-C and SIGTERM wait for the end of this step (``interrupts_deferred``; it takes
+    milliseconds), and ``MOVING_IN_MARKER`` stands in the directory throughout, naming the
+    files: a save killed outright leaves it, and loaders refuse the directory by name
+    (``unfinished_move_in``) until a save into it finishes."""
+    marker = os.path.join(directory, MOVING_IN_MARKER)
+    write_json(os.path.join(staging, MOVING_IN_MARKER), {"pid": os.getpid(), "files": names})
+    with interrupts_deferred():
+        os.replace(os.path.join(staging, MOVING_IN_MARKER), marker)
+        fsync_directory(directory)
+        for name in names:
+            os.replace(os.path.join(staging, name), os.path.join(directory, name))
+        if finish is not None:
+            finish()
+        fsync_directory(directory)
+        os.remove(marker)
+        fsync_directory(directory)
+        with contextlib.suppress(OSError):  # staging, now empty: gone too, should a SIGTERM end the process here
+            os.rmdir(staging)
+
+
+def remove_abandoned_staging(directory: str) -> None:
+    """Remove the staging directories (``.saving-xxxxxxxx``) of earlier saves into
+    ``directory`` that were stopped before they could remove their own. Called under the
+    directory's exclusive lock, which every save holds while its staging directory lives:
+    one found then belongs to no running save.
+
+    """
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if SAVING_NAME.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
+            logger.info("%s: removing %s, left by a save that was stopped", directory, name)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def unfinished_move_in(directory: str) -> str | None:
+    """Why ``directory`` cannot be read as one save: a save into it stopped while moving its
+    files in (``move_files_in``'s marker is there), so it may hold files of two saves; None
+    where none did. The caller raises its own error, naming the directory."""
+    marker = os.path.join(directory, MOVING_IN_MARKER)
+    if not os.path.lexists(marker):
+        return None
+    try:
+        files = json.loads(read_file(marker, MAX_METADATA_BYTES))["files"]
+        which = f" ({', '.join(map(str, files))})"
+    except (OSError, ValueError, KeyError, TypeError):
+        which = ""
+    return (f"a save into this directory was stopped while it moved its files in{which}, so it may hold files of two "
+            f"different saves; save into it again (that removes {MOVING_IN_MARKER})")
 
 
 @contextlib.contextmanager

@@ -41,11 +41,12 @@ from .checkpoints.loading import (
     resolve_dtype,
 )
 from .checkpoints.resolve import CheckpointTensors, load_checkpoint_tensors, resolve_checkpoint
-from .checkpoints.saving import move_files_in, parse_size, split_into_shards, write_weights
+from .checkpoints.saving import move_weights_in, parse_size, split_into_shards, write_weights
 from .checkpoints.weight_map import fit_checkpoint_keys
 from .generation_utils import GenerationConfig, GenerationMixin
 from .file_utils import (
     SAVING_PREFIX,
+    remove_abandoned_staging,
     directory_lock,
     fsync_directory,
     make_directory_in,
@@ -642,17 +643,18 @@ class PreTrainedModel(nn.Module):
                     if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(save_directory):
                         raise
                     with directory_lock(save_directory, exclusive=True):
-                        move_files_in(staging, save_directory, names, safe_serialization, variant)
+                        move_weights_in(staging, save_directory, names, safe_serialization, variant)
             finally:
                 if staging is not None:
                     shutil.rmtree(staging, ignore_errors=True)
         else:  # an existing one: every file written first, inside it, then renamed into place (config.json last)
             with directory_lock(save_directory, exclusive=True):
+                remove_abandoned_staging(save_directory)
                 staging = make_directory_in(save_directory, SAVING_PREFIX)
                 try:
                     with naming_final_paths(staging, save_directory):
                         names = write_weights(staging, config, shards, state_dict, safe_serialization, variant, generation)
-                    move_files_in(staging, save_directory, names, safe_serialization, variant)
+                    move_weights_in(staging, save_directory, names, safe_serialization, variant)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
         logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(shards), save_directory)

@@ -13,10 +13,23 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from .file_utils import MAX_METADATA_BYTES, directory_lock, not_a_regular_file, read_file, write_json, write_text
+from .file_utils import (
+    MAX_METADATA_BYTES,
+    SAVING_PREFIX,
+    directory_lock,
+    make_directory_in,
+    move_files_in,
+    naming_final_paths,
+    not_a_regular_file,
+    read_file,
+    remove_abandoned_staging,
+    write_json,
+    write_text,
+)
 from .tokenization_utils_base import (
     _OPTIONAL_SPECIAL_TOKEN_KEYS,
     _SPECIAL_TOKEN_KEYS,
@@ -296,21 +309,29 @@ def write_tokenizer_directory(tokenizer, save_directory: str | os.PathLike, lega
         config["additional_special_tokens"] = list(tokenizer.additional_special_tokens)
     if tokenizer.chat_template is not None and not save_jinja_files:
         config["chat_template"] = tokenizer.chat_template
-    configs = {os.path.join(directory, TOKENIZER_CONFIG_FILE): config, os.path.join(directory, SPECIAL_TOKENS_MAP_FILE): specials}
+    files: dict[str, str | dict] = {}  # name -> text, or JSON to write
+    if legacy_format is not False:
+        files[VOCAB_FILE] = "".join(token + "\n" for token, _ in ordered)
+    files |= {TOKENIZER_CONFIG_FILE: config, SPECIAL_TOKENS_MAP_FILE: specials}
     if legacy_format is not True:
-        configs[os.path.join(directory, TOKENIZER_FILE)] = tokenizer_json(tokenizer)
+        files[TOKENIZER_FILE] = tokenizer_json(tokenizer)
+    if tokenizer.chat_template is not None and save_jinja_files:
+        files[CHAT_TEMPLATE_FILE] = tokenizer.chat_template
     os.makedirs(directory, exist_ok=True)
     with directory_lock(directory, exclusive=True):
         if legacy_format is False and os.path.lexists(vocab_path):  # read first by from_pretrained: it would win
             raise ValueError(f"{vocab_path}: save_pretrained(legacy_format=False) writes tokenizer.json only, and "
                              f"from_pretrained reads this vocab.txt before it (an older save's); save into another "
                              f"directory, or with legacy_format=None to write both")
-        if legacy_format is not False:
-            write_text(vocab_path, "".join(token + "\n" for token, _ in ordered))
-        for path, content in configs.items():
-            write_json(path, content)
-        template_path = os.path.join(directory, CHAT_TEMPLATE_FILE)
-        if tokenizer.chat_template is not None and save_jinja_files:
-            write_text(template_path, tokenizer.chat_template)
-    written = ([vocab_path] if legacy_format is not False else []) + list(configs)
-    return written + ([template_path] if tokenizer.chat_template is not None and save_jinja_files else [])
+        # All files staged first, then moved in together: a reader, or a save stopped
+        # half-way, never pairs one save's vocab.txt with another's tokenizer_config.json.
+        remove_abandoned_staging(directory)
+        staging = make_directory_in(directory, SAVING_PREFIX)
+        try:
+            with naming_final_paths(staging, directory):
+                for name, content in files.items():
+                    (write_text if isinstance(content, str) else write_json)(os.path.join(staging, name), content)
+            move_files_in(staging, directory, list(files))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return [os.path.join(directory, name) for name in files]

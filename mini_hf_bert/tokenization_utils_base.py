@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict, Unpack
 
-from .file_utils import directory_lock, no_remote_code, read_json
+from .file_utils import directory_lock, no_remote_code, read_json, unfinished_move_in
 from .limits import Limits
 from .progress import progress_bar
 from .wordpiece_trainer import learn_wordpiece
@@ -1461,6 +1461,9 @@ class PreTrainedTokenizerBase:
             if not os.path.isdir(directory):
                 raise FileNotFoundError(f"{directory}: no such subfolder (subfolder={subfolder!r})")
         with directory_lock(directory, exclusive=False):  # a save running there finishes first
+            problem = unfinished_move_in(directory)
+            if problem:
+                raise TokenizerFileError(f"{directory}: {problem}; nothing was loaded")
             return cls._from_directory(directory, overrides)
 
     def _load_added(self, added: list[tuple[int, AddedToken]], extra: list[str], source: str) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .errors import CheckpointError, CheckpointNotFoundError
-from ..file_utils import read_json
+from ..file_utils import read_json, unfinished_move_in
 from ..limits import Limits, size_text
 from .hf_format import (
     CONFIG_NAME,
@@ -164,6 +164,20 @@ def resolve_config(
         resolved.cleanup()
 
 
+def check_not_moving_in(directory: str) -> None:
+    """Refuse a model directory that a killed save left half moved in: it may hold one
+    save's config.json beside another's weights (``file_utils.move_files_in``).
+
+    transformers: none (it loads whatever files are there)
+
+    Raises:
+        CheckpointError: naming the directory, the unfinished save's files, and the remedy.
+    """
+    problem = unfinished_move_in(directory)
+    if problem:
+        raise CheckpointError(f"{directory}: {problem}; nothing was loaded")
+
+
 def _find_config(directory: str) -> str | None:
     for name in (CONFIG_NAME, GOOGLE_CONFIG_NAME):
         if os.path.isfile(os.path.join(directory, name)):
@@ -173,6 +187,7 @@ def _find_config(directory: str) -> str | None:
 
 def _resolve_directory(directory: str, source: str, use_safetensors: bool | None = None,
                        variant: str | None = None) -> ResolvedCheckpoint:
+    check_not_moving_in(directory)
     names = [add_variant(name, variant) for name in WEIGHTS_FILE_NAMES]
     for name in (*names, CONFIG_NAME, GOOGLE_CONFIG_NAME):
         path = os.path.join(directory, name)

@@ -13,7 +13,7 @@ import re
 
 import torch
 
-from ..file_utils import fsync_directory, staged_file, write_json
+from ..file_utils import move_files_in, staged_file, write_json
 from .hf_format import (
     CONFIG_NAME,
     SAFE_WEIGHTS_INDEX_NAME,
@@ -90,17 +90,19 @@ def write_weights(directory: str, config, shards: list[dict[str, torch.Tensor]],
     return names
 
 
-def move_files_in(staging: str, directory: str, names: list[str], safe_serialization: bool,
-                  variant: str | None = None) -> None:
+def move_weights_in(staging: str, directory: str, names: list[str], safe_serialization: bool,
+                    variant: str | None = None) -> None:
     """Rename a save's finished files from ``staging`` into ``directory`` (weights, then
     config.json), then clear out this format's earlier files (``keep_or_remove_other_weights``).
 
+    Whole or not at all (``file_utils.move_files_in``): Ctrl-C waits for the end of this
+    step, and a save killed half-way is refused by loaders (``resolve.check_not_moving_in``)
+    rather than read as one save's config with the other's weights.
+
     transformers: none
     """
-    for name in [*names, CONFIG_NAME]:
-        os.replace(os.path.join(staging, name), os.path.join(directory, name))
-    fsync_directory(directory)
-    keep_or_remove_other_weights(directory, names, safe_serialization, variant)
+    move_files_in(staging, directory, [*names, CONFIG_NAME],
+                  finish=lambda: keep_or_remove_other_weights(directory, names, safe_serialization, variant))
 
 
 def keep_or_remove_other_weights(directory: str, written: list[str], safe_serialization: bool,

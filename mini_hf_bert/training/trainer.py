@@ -53,7 +53,7 @@ from ..checkpoints.hf_format import SAFE_WEIGHTS_NAME, read_safetensors
 from ..file_utils import (
     MAX_METADATA_BYTES,
     RUN_LOCK_NAME,
-    SAVING_PREFIX,
+    SAVING_NAME,
     TEMPORARY_NAME,
     RunLock,
     make_sibling_directory,
@@ -76,8 +76,7 @@ from .optimization import (
 CHECKPOINT_PREFIX = "checkpoint-"
 _CHECKPOINT_NAME = re.compile(re.escape(CHECKPOINT_PREFIX) + r"(\d+)")
 #: A checkpoint being written: a hidden directory beside its final name, until it is complete.
-_STAGING_NAME = re.compile(r"\." + re.escape(CHECKPOINT_PREFIX) + r"\d+\.partial-[0-9a-f]{8}|"
-                           + re.escape(SAVING_PREFIX) + r"[0-9a-f]{8}")
+_STAGING_NAME = re.compile(r"\." + re.escape(CHECKPOINT_PREFIX) + r"\d+\.partial-[0-9a-f]{8}|" + SAVING_NAME.pattern)
 TRAINER_STATE = "trainer_state.pt"
 #: Written last into a checkpoint: its step, its files' sizes and the run's arguments.
 COMPLETE_MARKER = "checkpoint_complete.json"

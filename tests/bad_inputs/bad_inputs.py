@@ -18,6 +18,9 @@ import struct
 import zipfile
 
 import torch
+
+from mini_hf_bert.file_utils import MOVING_IN_MARKER
+
 from ..paths import FIXTURES
 
 TF_FIXTURES = os.path.join(FIXTURES, "tf")
@@ -195,6 +198,9 @@ CASES = {
     "bin: a training checkpoint": (lambda d: _as_bin(d, {"model": _state(d), "epoch": 3}), "a training checkpoint?", ALL),
     "bin: a number where a tensor belongs": (lambda d: _as_bin(d, {**_state(d), "x": 1.0}), "entries are not tensors, e.g. 'x'", ALL),
     # ----------------------------------------------------------- shard indexes
+    "directory: a save killed while moving its files in": (
+        lambda d: (_write(os.path.join(d, MOVING_IN_MARKER), b'{"pid": 1, "files": ["model.safetensors", "config.json"]}'), d)[1],
+        "a save into this directory was stopped while it moved its files in (model.safetensors, config.json)", ALL),
     "index: not JSON": (lambda d: _sharded(d, "{weight_map"), "model.safetensors.index.json: not valid JSON", ALL),
     "index: a JSON list": (lambda d: _sharded(d, "[1, 2]"), "model.safetensors.index.json: expected a JSON object with a 'weight_map', found a list", ALL),
     "index: weight_map values are lists": (lambda d: _sharded(d, {"weight_map": {"a": ["shard.safetensors"]}}),

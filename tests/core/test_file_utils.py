@@ -26,6 +26,7 @@ from mini_hf_bert.file_utils import (
     RunLockedError,
     atomic_write,
     directory_lock,
+    interrupts_deferred,
     not_a_regular_file,
     read_file,
     replace_directory,
@@ -295,3 +296,35 @@ def test_a_name_holding_a_nul_byte_is_no_file_not_a_valueerror(tmp_path):
     assert not_a_regular_file(str(tmp_path / "model\0.safetensors")) == "no such file (the name holds a NUL byte)"
     (tmp_path / "model.safetensors").write_bytes(b"x")
     assert not_a_regular_file(str(tmp_path / "model.safetensors")) is None
+
+
+def test_ctrl_c_inside_interrupts_deferred_is_raised_when_the_block_ends():
+    done = []
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_deferred():
+            signal.raise_signal(signal.SIGINT)
+            done.append("rest of the block")  # not cut short
+            with interrupts_deferred():  # nested: the inner block's end hands it to the outer one
+                signal.raise_signal(signal.SIGINT)
+            done.append("after the inner block")
+    assert done == ["rest of the block", "after the inner block"]
+    assert signal.getsignal(signal.SIGINT) is handler  # restored
+    with interrupts_deferred():
+        pass  # nothing received: nothing raised
+
+
+def test_interrupts_deferred_outside_the_main_thread_just_runs_the_block():
+    ran, errors = [], []
+
+    def body():
+        try:
+            with interrupts_deferred():  # signal.signal would raise ValueError here
+                ran.append(True)
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            errors.append(error)
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    assert ran == [True] and not errors
