@@ -63,7 +63,17 @@ What it does differently, for an encoder in eval mode and in training alike:
    (``GraphedEncoder``). The same kernels, so the same result; at most
    ``GRAPHED_SHAPES_MAX`` shapes per model, all drawing on one memory pool, then the
    layers run one by one.
-8. **Huge pages** (option ``huge_pages``, on by default; CPU, Linux 6.1+ where transparent
+8. **Row buckets** (option ``row_buckets``, on by default; CPU inference): the packed rows
+   are padded up to one of a few counts (``row_bucket``: multiples of 8 up to 128, then 8
+   sizes per doubling: at most 7 more rows below 64, at most 1/8 more from 64 on), the padding attended as one extra sequence
+   of its own and dropped at the end. oneDNN builds and keeps a product for every row
+   count it meets (PyTorch's cache of them holds up to 1,024 per thread), and a service
+   meets a new count on almost every request: without buckets memory grows by hundreds of
+   MB over calls of random lengths, with no plateau in sight; with them it levels off
+   (``tools/memory_soak.py`` measures both; docs/reliability.md, "Under load"). Fewer
+   products to build also made those calls faster. Not under option
+   ``compile``, whose graphs are per batch shape and bounded in number already.
+9. **Huge pages** (option ``huge_pages``, on by default; CPU, Linux 6.1+ where transparent
    huge pages are not switched off): the derived weights, once made, are moved into 2 MiB
    pages (``into_huge_pages``). A few-token call reads every weight once, and in 4 KiB pages
    bert-base's weights span ~83,000 pages, each a page-table walk. The same bytes: no result
@@ -154,6 +164,7 @@ class FastOptions:
     varlen_attention: bool = True  # CUDA: every sequence in one attention call (else one SDPA call per run)
     cuda_graphs: bool = True  # CUDA inference: a batch shape's encoder captured once as a CUDA graph, then replayed
     huge_pages: bool = True  # CPU, Linux: the derived weights moved into 2 MiB pages once (``into_huge_pages``)
+    row_buckets: bool = True  # CPU inference: rows padded up to ``row_bucket``'s counts, a bounded set of product shapes
 
 
 #: Attention as matmul-softmax-matmul (option ``matmul_attention``) materialises (n, N, L, L)
@@ -745,6 +756,31 @@ def applies(model: nn.Module, attention_mask: torch.Tensor | None, batch_size: i
 # --------------------------------------------------------------------------------------
 
 
+#: ``row_bucket``'s counts: multiples of this up to 16 times it, then this many per doubling.
+ROW_BUCKETS_PER_DOUBLING = 8
+
+
+def row_bucket(count: int) -> int:
+    """The row count the products run on for ``count`` real rows (option ``row_buckets``):
+    ``count`` rounded up to a multiple of 8 below 128, then of 16 below 256, 32 below 512,
+    and so on: at most 7 more rows below 64, at most 1/8 more from 64 on; 44 counts in all
+    up to 1,536 rows (3 x 512).
+
+    transformers: none
+    """
+    step = max(ROW_BUCKETS_PER_DOUBLING, 1 << max(count.bit_length() - 4, 0))  # count in [2^k, 2^(k+1)): 2^(k-3)
+    return -(-count // step) * step
+
+
+def _padded_to_bucket(x: torch.Tensor, runs: list[tuple[int, int]]) -> tuple[torch.Tensor, list[tuple[int, int]]]:
+    """Rows x (M, H) padded with zero rows up to ``row_bucket(M)``, the padding one more run:
+    a sequence of its own, which attends only to itself and which no real row sees."""
+    padding = row_bucket(x.shape[0]) - x.shape[0]
+    if padding == 0:
+        return x, runs
+    return torch.cat([x, x.new_zeros(padding, x.shape[1])]), [*runs, (1, padding)]  # (M', H)
+
+
 def _runs(lengths: list[int]) -> list[tuple[int, int]]:
     """Consecutive sequences of equal length, as (count, length): each run is one
     contiguous block of packed rows, attended in one call."""
@@ -1225,7 +1261,12 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
     if embeddings.training:
         x = fast_dropout(x, embeddings.dropout.p)  # (M, H)
 
-    x = _encode(model, x, runs, mask, derived, dtype)  # (M, H)
+    count = x.shape[0]  # M
+    options = current_options()
+    # Not when compiled: each batch shape is a graph of its own there, COMPILED_SHAPES_MAX at most.
+    if derived is not None and mask is None and x.device.type == "cpu" and options.row_buckets and not options.compile:
+        x, runs = _padded_to_bucket(x, runs)  # (M', H): a bounded set of row counts for oneDNN's products
+    x = _encode(model, x, runs, mask, derived, dtype)[:count]  # (M', H) -> (M, H)
     x = x.to(dtype)  # (M, H): the stream rounded once, to the model's dtype
 
     if keep is None:
