@@ -7,6 +7,10 @@ oneDNN's and MKL's to AVX2, which is how an AVX-512 machine measures and tests t
 an AVX2 laptop runs (``make test`` does, for the tests marked ``cpu_kernels``).
 ``cpu_kind`` reports what the kernels run on, and says when they are held.
 
+A process forked from this one runs torch's CPU kernels on one thread
+(``single_threaded_after_fork``): GNU OpenMP, which they run their threads on, does not
+survive a fork.
+
 transformers: none
 """
 
@@ -187,3 +191,25 @@ def training_threads(requested: int | None) -> Iterator[str | None]:
         yield sentence
     finally:
         torch.set_num_threads(before)
+
+
+def single_threaded_after_fork() -> None:
+    """In a child just forked from this process: torch's CPU kernels on one thread.
+
+    torch, oneDNN and MKL run their threads on GNU OpenMP, which does not survive a fork: a
+    child whose parent had run parallel work waits forever at its first parallel region of
+    its own. Measured with a bf16 model: every plain fork that then called it hung, with
+    or without another thread inside the model at the fork; DataLoader's workers escape
+    it because DataLoader sets one thread in each. Registered with ``os.register_at_fork``
+    when this module is imported (``modeling_utils`` imports it), so it covers every fork,
+    the user's own ones included. A child that needs more threads should be started with
+    the spawn method (``multiprocessing.get_context("spawn")``), not raise the count:
+    that brings the hang back.
+
+    transformers: none (torch's own DataLoader workers call ``torch.set_num_threads(1)``)
+    """
+    torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=single_threaded_after_fork)

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from . import cpu_capability  # noqa: F401  (imported for its fork handler: single_threaded_after_fork)
 from .checkpoints.errors import CheckpointError, MetaDeviceLoadError
 from .checkpoints.hf_format import check_variant
 from .checkpoints.hub import upload_folder

@@ -16,7 +16,7 @@ import torch
 
 from mini_hf_bert import modeling_bert_fast
 from mini_hf_bert.modeling_bert_fast import FastLinear, FastOptions, current_options, row_bucket, using_options
-from mini_hf_bert.parity.compare import FAST_FP32_ATOL
+from mini_hf_bert.parity.compare import BF16_MIN_COSINE, FAST_FP32_ATOL
 
 from ..paths import ROOT
 from .test_fast_path import BATCHES, make_batch, make_model, run
@@ -183,3 +183,49 @@ def test_memory_levels_off_over_calls_of_random_lengths():
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["distinct_token_counts"] > SOAK_CALLS // 2
     assert result["retained_mb"] <= SOAK_RETAINED_MB_MAX, result
+
+
+# ------------------------------------------------------------------------------- fork
+
+_FORKING_PARENT = """
+import os, select, signal, sys, torch
+sys.path.insert(0, sys.argv[1])
+import mini_hf_bert
+torch.set_num_threads(2)  # OpenMP's pool, even where OMP_NUM_THREADS=1 (the hang needs one)
+torch.manual_seed(0)
+config = mini_hf_bert.BertConfig(vocab_size=3000, hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
+                                 intermediate_size=512, attn_implementation=sys.argv[2])
+model = mini_hf_bert.BertModel(config).eval().to(torch.bfloat16)
+ids = torch.randint(1, 3000, (2, 200))
+with torch.no_grad():
+    expected = model(input_ids=ids).last_hidden_state
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    with torch.no_grad():
+        answer = model(input_ids=ids).last_hidden_state
+    cosine = torch.nn.functional.cosine_similarity(answer.float().flatten(), expected.float().flatten(), dim=0)
+    os.write(write, f"{torch.get_num_threads()} {cosine.item()}".encode())
+    os._exit(0)
+os.close(write)
+if not select.select([read], [], [], float(sys.argv[3]))[0]:
+    os.kill(pid, signal.SIGKILL)  # hung: never left behind
+    os.waitpid(pid, 0)
+    sys.exit("the forked child hung")
+print(os.read(read, 200).decode(), flush=True)
+os.waitpid(pid, 0)
+"""
+#: A forked child that has not answered in this long has hung (it answers in about a second).
+FORK_TIMEOUT_S = 60
+
+
+@pytest.mark.parametrize("implementation", ["fast", "sdpa"])
+def test_a_forked_child_runs_the_model_instead_of_hanging(implementation):
+    """GNU OpenMP does not survive a fork: without cpu_capability's fork handler, every
+    such child waited forever at its first parallel region (measured with bf16 models)."""
+    done = subprocess.run([sys.executable, "-c", _FORKING_PARENT, ROOT, implementation, str(FORK_TIMEOUT_S)],
+                          capture_output=True, text=True, timeout=4 * FORK_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr
+    threads, cosine = done.stdout.split()
+    assert threads == "1"
+    assert float(cosine) >= BF16_MIN_COSINE  # the parent's answer, up to the order of its sums
