@@ -55,7 +55,8 @@ def _leftovers(directory) -> list[str]:
     return [n for n in os.listdir(directory) if n == MOVING_IN_MARKER or SAVING_NAME.fullmatch(n)]
 
 
-def _renames_in_a_save(directory, model, shard_size: str) -> int:
+def _renames_in(save) -> int:
+    """How many ``os.replace`` calls ``save`` makes."""
     count = 0
     real = os.replace
 
@@ -66,7 +67,7 @@ def _renames_in_a_save(directory, model, shard_size: str) -> int:
 
     os.replace = counting
     try:
-        model.save_pretrained(directory, max_shard_size=shard_size)
+        save()
     finally:
         os.replace = real
     return count
@@ -97,8 +98,11 @@ def test_ctrl_c_after_any_rename_leaves_the_old_model_or_the_new_one_whole(layou
     models = {"A": _model(1), "B": _model(2)}
     directory = tmp_path / "model"
     models["A"].save_pretrained(directory, max_shard_size=LAYOUTS[layout])
-    _renames_in_a_save(tmp_path / "count", models["B"], LAYOUTS[layout])  # makes the directory
-    renames = _renames_in_a_save(tmp_path / "count", models["B"], LAYOUTS[layout])  # into an existing one, as below
+    def save_b_for_counting():
+        models["B"].save_pretrained(tmp_path / "count", max_shard_size=LAYOUTS[layout])
+
+    save_b_for_counting()  # makes the directory
+    renames = _renames_in(save_b_for_counting)  # into an existing one, as below
     outcomes = []
     for stop in range(1, renames + 1):
         models["A"].save_pretrained(directory, max_shard_size=LAYOUTS[layout])
@@ -119,21 +123,8 @@ def test_ctrl_c_inside_a_tokenizer_save_leaves_one_save_s_files(tmp_path):
     old = mini_hf_bert.BertTokenizer(source.vocab_file, do_lower_case=True)
     new = mini_hf_bert.BertTokenizer(str(longer), do_lower_case=False, model_max_length=77)
     directory = tmp_path / "tokenizer"
-    count = 0
-    real = os.replace
-
-    def counting(*args, **kwargs):
-        nonlocal count
-        count += 1
-        return real(*args, **kwargs)
-
-    os.replace = counting
-    try:
-        new.save_pretrained(tmp_path / "count")
-        new.save_pretrained(tmp_path / "count")
-    finally:
-        os.replace = real
-    renames = count // 2
+    new.save_pretrained(tmp_path / "count")  # makes the directory
+    renames = _renames_in(lambda: new.save_pretrained(tmp_path / "count"))  # into an existing one, as below
     seen = []
     for stop in range(1, renames + 1):
         old.save_pretrained(directory)
