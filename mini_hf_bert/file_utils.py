@@ -491,9 +491,7 @@ def remove_abandoned_staging(directory: str) -> None:
     """Remove the staging directories (``.saving-xxxxxxxx``) of earlier saves into
     ``directory`` that were stopped before they could remove their own. Called under the
     directory's exclusive lock, which every save holds while its staging directory lives:
-    one found then belongs to no running save.
-
-    """
+    one found then belongs to no running save."""
     for name in os.listdir(directory):
         path = os.path.join(directory, name)
         if SAVING_NAME.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
