@@ -643,7 +643,7 @@ class PreTrainedModel(nn.Module):
                 except OSError as e:  # another save created it meanwhile: move in as into any existing one
                     if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(save_directory):
                         raise
-                    with directory_lock(save_directory, exclusive=True):
+                    with directory_lock(save_directory, exclusive=True), naming_final_paths(staging, save_directory):
                         move_weights_in(staging, save_directory, names, safe_serialization, variant)
             finally:
                 if staging is not None:
@@ -653,9 +653,9 @@ class PreTrainedModel(nn.Module):
                 remove_abandoned_staging(save_directory)
                 staging = make_directory_in(save_directory, SAVING_PREFIX)
                 try:
-                    with naming_final_paths(staging, save_directory):
+                    with naming_final_paths(staging, save_directory):  # the moving-in marker too
                         names = write_weights(staging, config, shards, state_dict, safe_serialization, variant, generation)
-                    move_weights_in(staging, save_directory, names, safe_serialization, variant)
+                        move_weights_in(staging, save_directory, names, safe_serialization, variant)
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
         logger.info("saved %s (%d tensors, %d file(s)) to %s", type(self).__name__, len(state_dict), len(shards), save_directory)

@@ -328,10 +328,10 @@ def write_tokenizer_directory(tokenizer, save_directory: str | os.PathLike, lega
         remove_abandoned_staging(directory)
         staging = make_directory_in(directory, SAVING_PREFIX)
         try:
-            with naming_final_paths(staging, directory):
+            with naming_final_paths(staging, directory):  # the moving-in marker too
                 for name, content in files.items():
                     (write_text if isinstance(content, str) else write_json)(os.path.join(staging, name), content)
-            move_files_in(staging, directory, list(files))
+                move_files_in(staging, directory, list(files))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return [os.path.join(directory, name) for name in files]
