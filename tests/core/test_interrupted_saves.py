@@ -20,35 +20,26 @@ import sys
 import textwrap
 
 import pytest
-import torch
 
 import mini_hf_bert
 from mini_hf_bert.checkpoints import CheckpointError
 from mini_hf_bert.file_utils import MOVING_IN_MARKER, SAVING_NAME
 from mini_hf_bert.tokenization_utils_base import TokenizerFileError
 
+from tools.interrupt_soak import model as _model
+from tools.interrupt_soak import tokenizers, which_model, which_tokenizer
+
 from ..paths import ROOT
 
-SHAPE = dict(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=48,
-             max_position_embeddings=24)
 #: Layouts: one file, and shards (an index and several files, 30 KB each).
 LAYOUTS = {"one file": "50GB", "sharded": "30KB"}
 
 
-def _model(seed: int) -> mini_hf_bert.BertModel:
-    torch.manual_seed(seed)
-    return mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**SHAPE, layer_norm_eps=10.0**-seed)).eval()
-
-
-def _which(directory, models: dict[str, torch.nn.Module]) -> str:
-    """The name of the model ``directory`` loads as, exactly; fails on a mixture."""
-    loaded = mini_hf_bert.BertModel.from_pretrained(directory)
-    weights = loaded.state_dict()
-    for name, model in models.items():
-        if loaded.config.layer_norm_eps == model.config.layer_norm_eps and all(
-                torch.equal(weights[key], value) for key, value in model.state_dict().items()):
-            return name
-    raise AssertionError(f"{directory} loads as neither model: a mixture")
+def _which(directory) -> str:
+    """"A" or "B": the model ``directory`` loads as, exactly; fails on a mixture."""
+    name = which_model(str(directory), [_model(1), _model(2)])
+    assert name != "mixture", f"{directory} loads as neither model: a mixture"
+    return name
 
 
 def _leftovers(directory) -> list[str]:
@@ -108,7 +99,7 @@ def test_ctrl_c_after_any_rename_leaves_the_old_model_or_the_new_one_whole(layou
         models["A"].save_pretrained(directory, max_shard_size=LAYOUTS[layout])
         with pytest.raises(KeyboardInterrupt):  # answered as Ctrl-C, at once or when the renames are done
             _stopped_after(stop, lambda: models["B"].save_pretrained(directory, max_shard_size=LAYOUTS[layout]))
-        outcomes.append(_which(directory, models))
+        outcomes.append(_which(directory))
         assert not _leftovers(directory), (stop, _leftovers(directory))
     # stopped before its files moved in: A; once they had begun to: B, all of it
     assert outcomes[0] == "A" and outcomes[-1] == "B" and outcomes == sorted(outcomes), outcomes
@@ -117,11 +108,7 @@ def test_ctrl_c_after_any_rename_leaves_the_old_model_or_the_new_one_whole(layou
 def test_ctrl_c_inside_a_tokenizer_save_leaves_one_save_s_files(tmp_path):
     """vocab.txt, tokenizer_config.json, special_tokens_map.json and tokenizer.json of one
     save: a lower-casing tokenizer's config beside a cased one's longer vocabulary would load."""
-    source = mini_hf_bert.BertTokenizer.from_pretrained(mini_hf_bert.chinese_checkpoint_dir())
-    longer = tmp_path / "longer_vocab.txt"
-    longer.write_text(open(source.vocab_file, encoding="utf-8").read() + "新词甲\n", encoding="utf-8")
-    old = mini_hf_bert.BertTokenizer(source.vocab_file, do_lower_case=True)
-    new = mini_hf_bert.BertTokenizer(str(longer), do_lower_case=False, model_max_length=77)
+    new, old = tokenizers(str(tmp_path))  # cased with one token more; uncased
     directory = tmp_path / "tokenizer"
     new.save_pretrained(tmp_path / "count")  # makes the directory
     renames = _renames_in(lambda: new.save_pretrained(tmp_path / "count"))  # into an existing one, as below
@@ -130,18 +117,17 @@ def test_ctrl_c_inside_a_tokenizer_save_leaves_one_save_s_files(tmp_path):
         old.save_pretrained(directory)
         with pytest.raises(KeyboardInterrupt):
             _stopped_after(stop, lambda: new.save_pretrained(directory))
-        loaded = mini_hf_bert.BertTokenizer.from_pretrained(directory)
-        state = (loaded.do_lower_case, loaded.model_max_length, len(loaded))
-        assert state in {(True, old.model_max_length, len(old)), (False, 77, len(new))}, (stop, state)
-        seen.append(state[0])
+        seen.append(which_tokenizer(str(directory), new, old))
+        assert seen[-1] != "mixture", stop
         assert not _leftovers(directory)
-    assert seen[0] is True and seen[-1] is False
+    assert seen[0] == "uncased" and seen[-1] == "cased"
 
 
 _CHILD = textwrap.dedent("""
     import os, signal, sys, torch
     sys.path.insert(0, {root!r})
-    from tests.core.test_interrupted_saves import _model, _stopped_after
+    from tests.core.test_interrupted_saves import _stopped_after
+    from tools.interrupt_soak import model as _model
     import mini_hf_bert
     directory, what, how = sys.argv[1], sys.argv[2], getattr(signal, sys.argv[3])
     send = lambda: os.kill(os.getpid(), how)
@@ -169,7 +155,7 @@ def test_sigterm_while_the_files_move_in_waits_for_them(tmp_path):
     models["A"].save_pretrained(directory, max_shard_size="30KB")
     done = _save_in_a_child(directory, "model", "SIGTERM")
     assert done.returncode == -signal.SIGTERM, done.stderr
-    assert _which(directory, models) == "B"
+    assert _which(directory) == "B"
     assert not _leftovers(directory)
 
 
@@ -189,7 +175,7 @@ def test_a_save_killed_while_its_files_move_in_is_refused_by_name_until_saved_ag
         with pytest.raises(CheckpointError, match=message):
             mini_hf_bert.BertModel.from_pretrained(directory)
         _model(2).save_pretrained(directory, max_shard_size="30KB")
-        assert _which(directory, {"B": _model(2)}) == "B"
+        assert _which(directory) == "B"
     else:
         with pytest.raises(TokenizerFileError, match=message):
             mini_hf_bert.BertTokenizer.from_pretrained(directory)
