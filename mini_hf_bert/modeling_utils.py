@@ -41,7 +41,7 @@ from .checkpoints.loading import (
     resolve_device_map,
     resolve_dtype,
 )
-from .checkpoints.resolve import CheckpointTensors, load_checkpoint_tensors, resolve_checkpoint
+from .checkpoints.resolve import CheckpointTensors, load_checkpoint_tensors, resolve_checkpoint, warn_about_activation
 from .checkpoints.saving import move_weights_in, parse_size, split_into_shards, write_weights
 from .checkpoints.weight_map import fit_checkpoint_keys
 from .generation_utils import GenerationConfig, GenerationMixin
@@ -810,7 +810,12 @@ class PreTrainedModel(nn.Module):
             resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only,
                                           use_safetensors, variant, subfolder, limits)
             try:
-                config_source = "config=" if config is not None else resolved.config_path
+                config_source = "config=" if config is not None else resolved.config_path or resolved.config_note
+                if config is None and resolved.derived_config is not None:  # a form that keeps no BERT config
+                    logger.info("%s", resolved.config_note)
+                    config = cls.config_class(**{**resolved.derived_config, **config_overrides})
+                elif config is not None and resolved.derived_config is not None:
+                    warn_about_activation(config, resolved)
                 if config is None:
                     if resolved.config_path is None:
                         raise CheckpointError(
@@ -825,7 +830,7 @@ class PreTrainedModel(nn.Module):
                 _warn_about_quantization(config)
 
                 if state_dict is None:
-                    loaded = load_checkpoint_tensors(resolved)
+                    loaded = load_checkpoint_tensors(resolved, limits=limits)
                 else:  # the caller's tensors replace the files': those are never read
                     loaded = CheckpointTensors(tensors=_checked_state_dict(state_dict), path="state_dict")
                 model, info = cls.from_checkpoint_tensors(
@@ -883,7 +888,8 @@ class PreTrainedModel(nn.Module):
             return loaded.file_names.get(hf_name, hf_name)
 
         info = load_fitted_state(model, fitted.tensors, source=loaded.path, strict=strict, dtype=dtype,
-                                 name_in_file=name_in_file, ignore_mismatched_sizes=ignore_mismatched_sizes)
+                                 name_in_file=name_in_file, ignore_mismatched_sizes=ignore_mismatched_sizes,
+                                 incomplete_form=getattr(loaded, "form", None) is not None)
         if loaded.unmapped:
             logger.warning("%s: %d variables match no row of the weight map and were not loaded: %s",
                            loaded.path, len(loaded.unmapped), name_list(loaded.unmapped))

@@ -30,6 +30,7 @@ from .file_utils import (
     write_json,
     write_text,
 )
+from .checkpoints.resolve import directory_vocabulary
 from .tokenization_utils_base import (
     _OPTIONAL_SPECIAL_TOKEN_KEYS,
     _SPECIAL_TOKEN_KEYS,
@@ -157,6 +158,14 @@ def read_tokenizer_directory(directory: str, overrides: dict[str, Any]) -> Token
         if problem:  # passing over it would silently load another tokenizer (lower-cased, say)
             raise TokenizerFileError(f"{path}: {problem}")
     config_path = os.path.join(directory, TOKENIZER_CONFIG_FILE)
+    form = None if os.path.isfile(config_path) or os.path.isfile(os.path.join(directory, VOCAB_FILE)) \
+        else directory_vocabulary(directory)
+    if form is not None:  # a TF Hub SavedModel or a KerasHub preset: its vocabulary and casing, its own way
+        vocab_file, casing = form
+        if casing is not None:
+            kwargs["do_lower_case"] = casing
+        kwargs.update(overrides)
+        return TokenizerFiles(vocab_file, None, kwargs, [], [], vocab_file)
     config: dict = {}
     if os.path.isfile(config_path):
         config = _read_json(config_path)

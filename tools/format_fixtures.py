@@ -116,6 +116,10 @@ def fresh_directory(form: str) -> str:
     return directory
 
 
+def all_files(directory: str) -> list[str]:
+    return sorted(os.path.relpath(os.path.join(d, f), directory) for d, _, names in os.walk(directory) for f in names)
+
+
 def max_difference(a, b) -> float:
     return float(np.max(np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))))
 
@@ -177,7 +181,7 @@ def hub_model(form: str) -> None:
     agreement = {k: max_difference(outputs[k], second[k].numpy()) for k in outputs}
     save_reference(form, outputs, {
         "writer": writer, "versions": {**libraries, "torch": torch.__version__},
-        "files": sorted(os.listdir(directory)),
+        "files": all_files(directory),
         "config": SIZES, "activation": "gelu (erf), transformers' TF and Flax 'gelu'",
         "second_reader": {"what": f"transformers {transformers.__version__} {load.__module__}.{load.__name__}",
                           "max_abs_difference": agreement},
@@ -335,7 +339,7 @@ def google_forms(form: str) -> None:
     if "mlm_logits" in outputs:
         agreement["mlm_logits"] = max_difference(outputs["mlm_logits"], second_mlm)
     save_reference(form, outputs, {
-        **common, "writer": writer, "files": sorted(os.listdir(directory)),
+        **common, "writer": writer, "files": all_files(directory),
         "second_reader": {"what": second_reader, "max_abs_difference": agreement},
     })
     shutil.rmtree(work)
@@ -372,9 +376,8 @@ def keras_hub_preset(form: str) -> None:
     # Loaded back by keras-hub itself, the one other reader there is.
     again = keras_hub.models.BertMaskedLM.from_preset(directory)
     again_logits = keras.ops.convert_to_numpy(again({**inputs, "mask_positions": MASKED_POSITIONS}, training=False))
-    files = sorted(os.path.relpath(os.path.join(d, f), directory) for d, _, fs in os.walk(directory) for f in fs)
     save_reference(form, outputs, {
-        "writer": "keras-hub BertMaskedLM.save_to_preset", "files": files,
+        "writer": "keras-hub BertMaskedLM.save_to_preset", "files": all_files(directory),
         "versions": versions("keras-hub", "keras", "tensorflow-cpu", "h5py"), "config": SIZES,
         "activation": "gelu_new in the encoder (keras-hub's gelu_approximate); the masked-LM head's transform "
                       "computes erf GELU with LayerNorm epsilon 1e-5 (MaskedLMHead(intermediate_activation='gelu'))",

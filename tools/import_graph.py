@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "limits", "cpu_capability", "wordpiece_trainer", "progress",
         "unicode_tables", "tokenization_utils", "tokenization_utils_base", "integrations.sdpa_attention", "integrations.model_forwards",
         "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
-        "checkpoints.tf_bundle", "checkpoints.layout", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
+        "checkpoints.tf_bundle", "checkpoints.hdf5_weights", "checkpoints.flax_msgpack", "checkpoints.layout", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
         "checkpoints.resolve", "checkpoints.loading", "checkpoints.saving", "checkpoints.fingerprints",
         "checkpoints.bundled",
     )),

@@ -29,12 +29,15 @@ from .errors import CheckpointError
 from .fingerprints import KnownFile, identify_file
 from .hf_format import CONFIG_NAME, is_zip, read_index_file
 from .resolve import (
+    HUB_FORMS,
+    FormEntry,
+    FormReader,
     ResolvedCheckpoint,
     load_checkpoint_tensors,
     resolve_checkpoint,
 )
 from .tf_bundle import TFCheckpoint
-from .weight_map import is_tf_training_state, tf_to_hf_name
+from .weight_map import AS_IS, is_tf_training_state, tf_to_hf_name, transformed_shape
 from .. import modeling_bert
 from ..configuration_bert import BertConfig
 from ..file_utils import check_destination, staged_directory  # noqa: F401  (check_destination: importable from here too)
@@ -103,9 +106,9 @@ def convert(
     resolved = resolve_checkpoint(src, limits=limits)
     try:
         config_path = config_file or resolved.config_path
-        if config_path is None:
+        if config_path is None and resolved.derived_config is None:
             raise CheckpointError(f"{src}: no config.json or bert_config.json beside this checkpoint; pass the config file")
-        check_destination(dst, [os.fspath(src), config_path, *_checkpoint_files(resolved)])
+        check_destination(dst, [os.fspath(src), *([config_path] if config_path else []), *_checkpoint_files(resolved)])
         if os.path.islink(dst) and not overwrite:
             raise FileExistsError(f"{dst}: is a symlink (to {os.readlink(dst)}), which is never written through; "
                                   f"pass overwrite=True (--overwrite) to replace the link itself")
@@ -113,19 +116,27 @@ def convert(
             raise FileExistsError(f"{dst}: exists and is not empty; pass overwrite=True (--overwrite) to replace it")
         # Built beside DST and renamed into place whole; made before the reading, so a bad DST fails fast.
         with staged_directory(dst, ".converting-", overwrite=overwrite) as staging:
-            loaded = load_checkpoint_tensors(resolved, progress=progress)
+            loaded = load_checkpoint_tensors(resolved, progress=progress, limits=limits)
             architecture = infer_architecture(set(loaded.tensors))
             overrides = {}
             if architecture == "BertForSequenceClassification":
                 overrides["num_labels"] = int(loaded.tensors["classifier.weight"].shape[0])
-            config = BertConfig.from_json_file(config_path, check_model=True, **overrides)
+            if config_path is None:  # a form that keeps no BERT config: what it holds says
+                logger.info("%s", resolved.config_note)
+                config = BertConfig(**{**resolved.derived_config, **overrides})
+            else:
+                config = BertConfig.from_json_file(config_path, check_model=True, **overrides)
             config = config.replace(architectures=[architecture])
-            vocab_dir = os.path.dirname(resolved.config_path or config_path)
             # Every tensor is checked against the config (strict), as from_pretrained does.
             model, _ = getattr(modeling_bert, architecture).from_checkpoint_tensors(
-                loaded, config, strict=True, limits=limits, config_source=config_path)
+                loaded, config, strict=True, limits=limits, config_source=config_path or resolved.config_note)
             model.save_pretrained(staging)
-            recorded_casing = _write_tokenizer_files(vocab_dir, staging, do_lower_case, config.max_position_embeddings)
+            if resolved.vocab_file is not None and resolved.kind == "form" and resolved.form not in HUB_FORMS:
+                recorded_casing = _write_form_tokenizer(resolved, staging, do_lower_case, config.max_position_embeddings)
+            else:
+                vocab_dir = os.path.dirname(resolved.config_path or config_path or resolved.weights_path)
+                recorded_casing = _write_tokenizer_files(vocab_dir, staging, do_lower_case,
+                                                         config.max_position_embeddings)
     finally:
         resolved.cleanup()
     report = ConversionReport(
@@ -179,6 +190,23 @@ def _write_tokenizer_files(
     return tokenizer.do_lower_case
 
 
+def _write_form_tokenizer(resolved: ResolvedCheckpoint, staging: str, do_lower_case: bool | None,
+                          model_max_length: int) -> bool:
+    """The tokenizer of a form that keeps its vocabulary its own way (a SavedModel's
+    assets/vocab.txt, KerasHub's assets/tokenizer/vocabulary.txt), with the casing it
+    records, written as an HF tokenizer."""
+    casing, reason = do_lower_case, "--do_lower_case"
+    if casing is None and resolved.do_lower_case is not None:
+        casing, reason = resolved.do_lower_case, f"the casing {resolved.form} records"
+    if casing is None:
+        casing, reason = infer_do_lower_case(os.path.dirname(resolved.vocab_file), load_vocab(resolved.vocab_file))
+    logger.info("%s: the tokenizer from %s, do_lower_case=%s (%s)", resolved.source, resolved.vocab_file, casing, reason)
+    tokenizer = BertTokenizer(resolved.vocab_file, do_lower_case=casing, model_max_length=model_max_length)
+    tokenizer.require_special_tokens_in_vocabulary()
+    tokenizer.save_pretrained(staging)
+    return tokenizer.do_lower_case
+
+
 @contextmanager
 def as_hf_directory(src: str | os.PathLike) -> Iterator[str]:
     """An HF-format directory (``config.json``, weights, tokenizer files) holding ``src``, in
@@ -223,10 +251,28 @@ def inspect_checkpoint(src: str) -> list[InspectedTensor]:
                     target = "not mapped" if mapped is None else mapped[0] + (" (transposed)" if mapped[1] else "")
                 rows.append(InspectedTensor(name, entry.shape, entry.dtype_name, target))
             return rows
+        if resolved.kind == "form":  # from the files' headers, before any tensor is read
+            with FormReader(resolved.form, resolved.weights_path) as reader:
+                return [InspectedTensor(_form_name(e), e.shape, e.dtype, _form_target(e)) for e in reader.entries]
         loaded = load_checkpoint_tensors(resolved)
         return [InspectedTensor(n, tuple(t.shape), str(t.dtype).removeprefix("torch."), n) for n, t in loaded.tensors.items()]
     finally:
         resolved.cleanup()
+
+
+def _form_name(entry: FormEntry) -> str:
+    """A TF2 variable's own name, and its checkpoint key where that says something else
+    (a SavedModel keys its variables by position)."""
+    key = entry.key.removesuffix("/.ATTRIBUTES/VARIABLE_VALUE")
+    return entry.name if not key or key == entry.name or "/" not in entry.key else f"{entry.name} ({key})"
+
+
+def _form_target(entry: FormEntry) -> str:
+    if entry.training_state:
+        return "skipped (not a weight: training state, a counter, the casing)"
+    if entry.maps_to is None:
+        return "not mapped"
+    return entry.maps_to + ("" if entry.transform in (None, AS_IS) else f" ({entry.transform})")
 
 
 def format_inspection(rows: list[InspectedTensor]) -> str:
@@ -249,7 +295,8 @@ class CheckpointDescription:
     architecture: str = "BertModel"  # the mini_hf_bert class its weights fill
     num_hidden_layers: int = 0
     hidden_size: int = 0
-    num_attention_heads: int | None = None  # not fixed by the weights: from the config, if any
+    num_attention_heads: int | None = None  # not fixed by a 2-D kernel: from the config, if any
+    heads_from_weights: bool = False  # a kernel per head ([hidden, heads, head_dim]) fixed it
     intermediate_size: int = 0
     vocab_size: int = 0
     max_position_embeddings: int = 0
@@ -266,16 +313,24 @@ def _hf_shapes(resolved: ResolvedCheckpoint) -> dict[str, tuple[int, ...]]:
             if mapped is not None:
                 hf_name, transpose = mapped
                 shapes[hf_name] = tuple(reversed(entry.shape)) if transpose else tuple(entry.shape)
+    elif resolved.kind == "form":  # from the files' headers
+        with FormReader(resolved.form, resolved.weights_path) as reader:
+            shapes = {e.maps_to: transformed_shape(e.shape, e.transform) for e in reader.entries if e.maps_to}
     else:  # memory-mapped: reading shapes touches no weight data
         shapes = {name: tuple(t.shape) for name, t in load_checkpoint_tensors(resolved).tensors.items()}
-    return {name.removeprefix("bert."): shape for name, shape in shapes.items()}
+    return {name.removeprefix("bert."): shape for name, shape in shapes.items() if shape is not None}
 
 
 def _checkpoint_files(resolved: ResolvedCheckpoint) -> list[str]:
     """The files that hold ``resolved``'s weights and vocabulary (what can be fingerprinted)."""
-    if resolved.kind == "tf":
-        directory = os.path.dirname(resolved.tf_prefix) or "."
-        stem = os.path.basename(resolved.tf_prefix)
+    if resolved.kind == "form" and resolved.form in ("saved_model", "keras_hub"):  # a directory of its own
+        root = resolved.weights_path if resolved.form == "keras_hub" else \
+            os.path.dirname(os.path.dirname(resolved.weights_path))
+        return [os.path.join(d, f) for d, _, names in sorted(os.walk(root)) for f in sorted(names)]
+    if resolved.kind == "tf" or resolved.form == "tf2":
+        prefix = resolved.tf_prefix or resolved.weights_path
+        directory = os.path.dirname(prefix) or "."
+        stem = os.path.basename(prefix)
         files = [os.path.join(directory, f) for f in sorted(os.listdir(directory)) if f.startswith(stem + ".")]
     else:
         directory = os.path.dirname(resolved.weights_path)
@@ -301,7 +356,8 @@ def describe_checkpoint(src: str, progress: bool = False) -> CheckpointDescripti
                 description.recognised.append((os.path.basename(path), known))
         shapes = _hf_shapes(resolved)
         # The weights do not fix the number of heads; the config does (validated like any read).
-        config_heads = None
+        config_heads = resolved.derived_config.get("num_attention_heads") if resolved.derived_config else None
+        description.heads_from_weights = resolved.form in ("tf2", "saved_model")
         if resolved.config_path is not None:
             config_heads = BertConfig.from_json_file(resolved.config_path, check_model=True).num_attention_heads
     finally:
@@ -338,7 +394,8 @@ def format_description(d: CheckpointDescription) -> str:
         lines.append(f"recognised {filename}: {known.name} [sha256 {known.sha256[:16]}..., {known.size} bytes]")
     if not any(known.filename != "vocab.txt" for _, known in d.recognised):
         lines.append("weights: not a checkpoint this tool knows by fingerprint; architecture inferred from the tensors:")
-    heads = "from config" if d.num_attention_heads is not None else "unknown: the weights do not fix it"
+    heads = ("from config" if not d.heads_from_weights else "from the weights") if d.num_attention_heads is not None \
+        else "unknown: the weights do not fix it"
     lines.append(
         f"  {d.architecture}: {d.num_hidden_layers} layers, hidden {d.hidden_size}, "
         f"heads {d.num_attention_heads if d.num_attention_heads is not None else '?'} ({heads}), "

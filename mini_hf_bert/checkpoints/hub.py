@@ -27,7 +27,13 @@ from collections.abc import Callable
 
 from ..file_utils import read_file
 from .errors import CheckpointError
-from .layout import CONFIG_NAME, WEIGHTS_FILE_NAMES
+from .layout import (
+    CONFIG_NAME,
+    KERAS_HUB_TASK_WEIGHTS_NAME,
+    KERAS_HUB_WEIGHTS_NAME,
+    OTHER_WEIGHTS_FILE_NAMES,
+    WEIGHTS_FILE_NAMES,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +73,9 @@ LEGACY_BERT_IDS = {
 
 #: Files fetched besides the config and the weights, when the repo has them.
 TOKENIZER_FILE_NAMES = ("vocab.txt", "tokenizer_config.json", "tokenizer.json", "special_tokens_map.json")
+#: What a KerasHub preset holds beside its backbone: the task's head, its configs, the vocabulary.
+KERAS_HUB_PRESET_FILES = (KERAS_HUB_TASK_WEIGHTS_NAME, "task.json", "preprocessor.json", "metadata.json",
+                          "assets/tokenizer/vocabulary.txt")
 
 
 def looks_like_hub_id(name: str) -> bool:
@@ -103,8 +112,15 @@ def _repo_ids(repo_id: str) -> list[str]:
 
 
 def _has_checkpoint(directory: str) -> bool:
+    """A config and a weights file (transformers' PyTorch, TF or Flax ones, or a KerasHub
+    preset's), or a form that needs no config: a SavedModel, a TF checkpoint's index."""
     has_config = os.path.isfile(os.path.join(directory, CONFIG_NAME))
-    return has_config and any(os.path.isfile(os.path.join(directory, name)) for name in WEIGHTS_FILE_NAMES)
+    if has_config and any(os.path.isfile(os.path.join(directory, name))
+                          for name in WEIGHTS_FILE_NAMES + OTHER_WEIGHTS_FILE_NAMES):
+        return True
+    if os.path.isfile(os.path.join(directory, "saved_model.pb")):
+        return os.path.isfile(os.path.join(directory, "variables", "variables.index"))
+    return os.path.isdir(directory) and any(name.endswith(".index") for name in os.listdir(directory))
 
 
 def _has_any(directory: str, names: tuple[str, ...]) -> bool:
@@ -212,7 +228,10 @@ def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, wher
             anchor = first_of(required)
         else:
             anchor = fetch(CONFIG_NAME)
-            weights_path = first_of(WEIGHTS_FILE_NAMES)
+            weights_path = first_of(WEIGHTS_FILE_NAMES + OTHER_WEIGHTS_FILE_NAMES)
+            if os.path.basename(weights_path) == KERAS_HUB_WEIGHTS_NAME:  # a KerasHub preset: its head and vocabulary
+                for name in KERAS_HUB_PRESET_FILES:
+                    fetch(name, optional=True)
             if weights_path.endswith(".index.json"):
                 for shard in sorted(set(read_index(weights_path).values())):
                     fetch(shard)

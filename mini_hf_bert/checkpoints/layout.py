@@ -13,3 +13,11 @@ CONFIG_NAME = "config.json"
 
 #: Where ``from_pretrained`` looks, in this order (transformers prefers safetensors too).
 WEIGHTS_FILE_NAMES = (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, WEIGHTS_NAME, WEIGHTS_INDEX_NAME)
+
+#: The other weights files a hub repo may hold alone: transformers 4.x's TensorFlow and Flax
+#: classes wrote these, and KerasHub presets on the hub hold their backbone in the third.
+TF_WEIGHTS_NAME = "tf_model.h5"
+FLAX_WEIGHTS_NAME = "flax_model.msgpack"
+KERAS_HUB_WEIGHTS_NAME = "model.weights.h5"
+KERAS_HUB_TASK_WEIGHTS_NAME = "task.weights.h5"
+OTHER_WEIGHTS_FILE_NAMES = (TF_WEIGHTS_NAME, FLAX_WEIGHTS_NAME, KERAS_HUB_WEIGHTS_NAME)

@@ -206,6 +206,7 @@ def load_fitted_state(
     dtype: torch.dtype = torch.float32,
     name_in_file: Callable[[str], str] = lambda key: key,
     ignore_mismatched_sizes: bool = False,
+    incomplete_form: bool = False,
 ) -> dict[str, Any]:
     """Check every tensor against the (meta-device) ``model``, then make them its parameters.
 
@@ -234,7 +235,8 @@ def load_fitted_state(
     # A tie to a missing weight is missing too (as transformers reports it): the decoder's
     # bias when the file has no cls.predictions.bias.
     missing += [t for t, s in model.tied_weights().items() if s in missing]
-    unexpected = [name_in_file(k) for k in tensors if k not in expected]
+    unused = [k for k in tensors if k not in expected]
+    unexpected = [name_in_file(k) for k in unused]
     mismatched = [
         (name_in_file(k), tuple(t.shape), tuple(expected[k].shape))
         for k, t in tensors.items()
@@ -262,7 +264,10 @@ def load_fitted_state(
         problems.append(f"{len(wrong_kind)} weights have the wrong dtype kind, e.g. {k} is {got}, the model expects {want}")
     if problems and strict:
         advice = ". Pass strict=False to load the rest and keep a fresh initialisation for these"
-        if mismatched:
+        if incomplete_form and hard_missing:  # a published form's weights are all there is: no advice to fill them at random
+            advice = (". The file is incomplete (or not the BERT its name says); nothing was loaded, and loading "
+                      "the rest around freshly initialised weights would not compute what it was trained to")
+        elif mismatched:
             advice += " (or ignore_mismatched_sizes=True to re-initialise the mis-shaped ones, e.g. a classifier for another number of labels)"
         error = CheckpointShapeError if mismatched and not hard_missing and not wrong_kind else CheckpointError
         raise error(f"{source}: cannot load into {type(model).__name__}: " + "; ".join(problems) + advice + ".")
@@ -286,7 +291,7 @@ def load_fitted_state(
         )
     if unexpected:
         logger.warning("%s: %d checkpoint weights are not used by %s: %s (%s)", source, len(unexpected),
-                       type(model).__name__, name_list(unexpected), _why_unused(unexpected, type(model).__name__))
+                       type(model).__name__, name_list(unexpected), _why_unused(unused, type(model).__name__))
 
     skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
     loadable = {

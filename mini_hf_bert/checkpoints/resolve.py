@@ -9,12 +9,17 @@ Forms understood (each tested):
   temporary directory with every member name and the total size checked first;
 * a hub model id (``bert-base-uncased``, ``google-bert/bert-base-uncased``): found in the
   local HuggingFace cache, or downloaded with huggingface_hub when that is possible
-  (``hub.py``).
+  (``hub.py``);
+* the other published forms (``FORMS``, the second half of this module): the hub's
+  ``tf_model.h5`` and ``flax_model.msgpack``, Google's TF2 checkpoints, TF Hub SavedModels
+  and KerasHub presets, each a directory or its file.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -39,9 +44,12 @@ from .hf_format import (
     read_index_file,
     read_state_dict,
 )
-from .hub import looks_like_hub_id, resolve_hub_id
-from .tf_bundle import TFCheckpoint
-from .weight_map import convert_tf_checkpoint
+from .flax_msgpack import read_flax_msgpack
+from .hdf5_weights import HDF5Weights
+from .hub import find_cached_snapshot, looks_like_hub_id, resolve_hub_id
+from .layout import FLAX_WEIGHTS_NAME, KERAS_HUB_TASK_WEIGHTS_NAME, KERAS_HUB_WEIGHTS_NAME, TF_WEIGHTS_NAME
+from .tf_bundle import OBJECT_GRAPH_KEY, TFCheckpoint
+from .weight_map import FORM_WEIGHT_MAPS, convert_tf_checkpoint, form_to_hf_name, transformed, transformed_shape
 
 logger = logging.getLogger(__name__)
 
@@ -54,10 +62,15 @@ class ResolvedCheckpoint:
     """Where the config and the weights of one checkpoint are."""
 
     source: str  # what was asked for
-    kind: str  # "hf" or "tf"
+    kind: str  # "hf", "tf" (Google's TF1) or "form" (one of forms.FORMS)
     config_path: str | None  # None: no config beside the weights (the caller must supply one)
-    weights_path: str | None = None  # kind "hf"
+    weights_path: str | None = None  # kind "hf"; kind "form": what its reader opens
     tf_prefix: str | None = None  # kind "tf"
+    form: str | None = None  # kind "form": its name in forms.FORMS
+    derived_config: dict | None = None  # a form without a BERT config: the fields it implies
+    config_note: str = ""  # where derived_config came from, in words
+    vocab_file: str | None = None  # a form's vocabulary where it is not vocab.txt beside the config
+    do_lower_case: bool | None = None  # the casing a form records, where it records one
     _tempdir: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
 
     def cleanup(self) -> None:
@@ -75,6 +88,7 @@ class CheckpointTensors:
     file_names: dict[str, str] = field(default_factory=dict)  # transformers name -> name in the file
     skipped: list[str] = field(default_factory=list)  # training state, never loaded
     unmapped: list[str] = field(default_factory=list)  # variables no table row maps
+    form: str | None = None  # one of FORMS: its weights are all there is, so a gap is never filled at random
 
 
 def resolve_checkpoint(
@@ -115,6 +129,8 @@ def resolve_checkpoint(
         return _resolve_prefix(source[: -len(".index")], source)
     if os.path.isfile(source) and is_zip(source):
         return _resolve_zip(source, Limits.given(limits))
+    if os.path.isfile(source) and (detected := detect_file(source)) is not None:
+        return _resolve_form(*detected, source)
     if os.path.isfile(source):
         raise CheckpointError(
             f"{source}: is a file that is neither a checkpoint directory, a TensorFlow checkpoint "
@@ -142,26 +158,44 @@ def resolve_config(
     if os.path.isfile(path) and path.endswith(".json"):
         yield path
         return
-    if os.path.isdir(path):
+    detected = detect_form(path) if os.path.isdir(path) else None
+    if os.path.isdir(path) and (detected is None or detected[0] in HUB_FORMS):
         config = _find_config(path)
-        if config is None:
+        if config is not None:
+            yield config
+            return
+        if not _has_tf_index(path):  # a TF2 checkpoint implies its config
             raise CheckpointNotFoundError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
-        yield config
-        return
     if not os.path.exists(path) and not os.path.isfile(path + ".index") and looks_like_hub_id(path):
         try:
             directory = resolve_hub_id(path, revision, cache_dir, local_files_only, required=(CONFIG_NAME,))
         except CheckpointError as e:
-            raise CheckpointNotFoundError(f"{path}: no such local directory or file, and as a hub id: {e}") from None
-        yield os.path.join(directory, CONFIG_NAME)
-        return
+            snapshot = find_cached_snapshot(path, revision, cache_dir)  # a form that implies its config?
+            if snapshot is None or detect_form(snapshot) is None and not _has_tf_index(snapshot):
+                raise CheckpointNotFoundError(f"{path}: no such local directory or file, and as a hub id: {e}") from None
+            directory = None
+        if directory is not None and not is_keras_hub_config(os.path.join(directory, CONFIG_NAME)):
+            yield os.path.join(directory, CONFIG_NAME)
+            return
     resolved = resolve_checkpoint(path, revision, cache_dir, local_files_only)
     try:
+        if resolved.derived_config is not None:  # a form that keeps no BERT config: the one it implies
+            logger.info("%s", resolved.config_note)
+            with tempfile.TemporaryDirectory(prefix="mini_hf_bert_config_") as tmp:
+                derived = os.path.join(tmp, CONFIG_NAME)
+                with open(derived, "w", encoding="utf-8") as f:
+                    json.dump({"model_type": "bert", **resolved.derived_config}, f)
+                yield derived
+            return
         if resolved.config_path is None:
             raise CheckpointNotFoundError(f"{path}: no config.json or bert_config.json beside this checkpoint")
         yield resolved.config_path
     finally:
         resolved.cleanup()
+
+
+def _has_tf_index(directory: str) -> bool:
+    return any(f.endswith(".index") for f in os.listdir(directory))
 
 
 def check_not_moving_in(directory: str) -> None:
@@ -206,6 +240,9 @@ def _resolve_directory(directory: str, source: str, use_safetensors: bool | None
         weights = None
     if weights is not None:  # without a config, from_pretrained needs config= (it says so)
         return ResolvedCheckpoint(source, "hf", config, weights_path=weights)
+    detected = detect_form(directory)
+    if detected is not None:
+        return _resolve_form(*detected, source)
     indexes = sorted(f[: -len(".index")] for f in os.listdir(directory) if f.endswith(".index") and not f.endswith(".json"))
     if indexes:
         prefix = GOOGLE_CHECKPOINT_PREFIX if GOOGLE_CHECKPOINT_PREFIX in indexes else indexes[-1]
@@ -214,8 +251,10 @@ def _resolve_directory(directory: str, source: str, use_safetensors: bool | None
         return _resolve_prefix(os.path.join(directory, prefix), source)
     raise CheckpointNotFoundError(
         f"{directory}: no weights found: expected config.json with model.safetensors, "
-        f"model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json, or "
-        f"Google's bert_config.json with bert_model.ckpt.index"
+        f"model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json, "
+        f"tf_model.h5 or flax_model.msgpack; Google's bert_config.json with bert_model.ckpt.index; "
+        f"a TF2 checkpoint (PREFIX.index); a SavedModel (saved_model.pb, variables/); or a KerasHub "
+        f"preset (config.json, model.weights.h5)"
     )
 
 
@@ -251,8 +290,96 @@ def _explicit_weights(directory: str, config_path: str | None) -> str | None:
 
 
 def _resolve_prefix(prefix: str, source: str) -> ResolvedCheckpoint:
+    checkpoint = TFCheckpoint(prefix)  # the index only: is it TF1 (names) or TF2 (an object graph)?
+    tf2 = is_tf2_checkpoint(checkpoint)
+    checkpoint.close()
+    if tf2:
+        return _resolve_form("tf2", prefix, source)
     # The config usually sits beside the checkpoint; a caller may also pass one (config=).
     return ResolvedCheckpoint(source, "tf", _find_config(os.path.dirname(prefix) or "."), tf_prefix=prefix)
+
+
+def _resolve_form(form: str, path: str, source: str) -> ResolvedCheckpoint:
+    """A checkpoint of one of ``forms.FORMS``: its config beside it (the hub's forms) or
+    derived from what it holds (the others), and its vocabulary."""
+    directory = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    if form in HUB_FORMS:
+        config = os.path.join(directory, CONFIG_NAME)
+        return ResolvedCheckpoint(source, "form", config if os.path.isfile(config) else None, weights_path=path,
+                                  form=form)
+    with FormReader(form, path) as reader:
+        derived, note = derived_config(reader)
+    resolved = ResolvedCheckpoint(source, "form", None, weights_path=path, form=form, derived_config=derived,
+                                  config_note=note)
+    vocabulary = form_vocabulary(form, path)
+    if vocabulary is not None:
+        resolved.vocab_file, resolved.do_lower_case = vocabulary
+    return resolved
+
+
+def form_vocabulary(form: str, path: str) -> tuple[str, bool | None] | None:
+    """Where a form keeps its vocabulary, and the casing it records (None: it records none):
+    export_tfhub puts it among a SavedModel's assets with the casing as a variable, KerasHub
+    under assets/tokenizer/ with the casing in its tokenizer.json; TF2 checkpoints have a
+    vocab.txt beside them, if any. ``path`` is what the form's reader opens."""
+    if form == "saved_model":
+        vocab = _existing(os.path.join(os.path.dirname(os.path.dirname(path)), "assets", "vocab.txt"))
+        return (vocab, _saved_model_casing(path)) if vocab else None
+    if form == "keras_hub":
+        vocab = _existing(os.path.join(path, "assets", "tokenizer", "vocabulary.txt"))
+        return (vocab, _keras_hub_casing(os.path.join(path, "tokenizer.json"))) if vocab else None
+    vocab = _existing(os.path.join(os.path.dirname(path) or ".", "vocab.txt"))
+    return (vocab, None) if vocab else None
+
+
+def directory_vocabulary(directory: str) -> tuple[str, bool | None] | None:
+    """``form_vocabulary`` of a SavedModel or KerasHub directory, whose vocabulary is not a
+    vocab.txt at its top (the tokenizer's loader asks); None for any other directory."""
+    detected = detect_form(directory)
+    if detected is None or detected[0] not in ("saved_model", "keras_hub"):
+        return None
+    return form_vocabulary(*detected)
+
+
+def warn_about_activation(config, resolved: ResolvedCheckpoint) -> None:
+    """A config passed for a form whose code computes another activation than it names:
+    said, never silently changed (the caller's config is used as given)."""
+    expected = resolved.derived_config.get("hidden_act") if resolved.derived_config else None
+    if expected is not None and getattr(config, "hidden_act", expected) != expected:
+        logger.warning("%s: the config passed says hidden_act=%r, but %s computes %r; the outputs will differ from "
+                       "the writer's (pass hidden_act=%r to match them)", resolved.source, config.hidden_act,
+                       resolved.form, expected, expected)
+
+
+#: The forms transformers wrote: config.json and the tokenizer files sit beside them.
+HUB_FORMS = ("tf_model_h5", "flax_msgpack")
+
+
+def _existing(path: str) -> str | None:
+    return path if os.path.isfile(path) else None
+
+
+def _saved_model_casing(prefix: str) -> bool | None:
+    checkpoint = TFCheckpoint(prefix)
+    try:
+        key = "do_lower_case/.ATTRIBUTES/VARIABLE_VALUE"
+        if key not in checkpoint.entries:
+            return None
+        value = checkpoint.read(key)
+        return bool(value.item()) if value.numel() == 1 and value.dtype == torch.bool else None
+    finally:
+        checkpoint.close()
+
+
+def _keras_hub_casing(path: str) -> bool | None:
+    """KerasHub's tokenizer.json (a Keras object, not the tokenizers library's file): its
+    ``config.lowercase``."""
+    if not os.path.isfile(path):
+        return None
+    values = read_json(path, CheckpointError, "tokenizer config")
+    settings = values.get("config") if isinstance(values, dict) else None
+    lowercase = settings.get("lowercase") if isinstance(settings, dict) else None
+    return lowercase if isinstance(lowercase, bool) else None
 
 
 def _resolve_zip(path: str, limits: Limits) -> ResolvedCheckpoint:
@@ -314,11 +441,20 @@ def _check_zip_members(path: str, members: list[zipfile.ZipInfo], total: int, mo
                               f"refused as a zip bomb (Limits.archive_ratio raises the bound)")
 
 
-def load_checkpoint_tensors(resolved: ResolvedCheckpoint, progress: bool = False) -> CheckpointTensors:
+def load_checkpoint_tensors(resolved: ResolvedCheckpoint, progress: bool = False,
+                            limits: Limits | None = None) -> CheckpointTensors:
     """Every model tensor of a resolved checkpoint, under transformers' names."""
     if resolved.kind == "hf":
         tensors = read_state_dict(resolved.weights_path)
         return CheckpointTensors(tensors, resolved.weights_path)
+    if resolved.kind == "form":
+        with FormReader(resolved.form, resolved.weights_path, limits) as reader:
+            read = reader.tensors(progress=progress)
+            where = reader.where
+        if read.skipped:
+            logger.info("%s: skipped %d training-state tensors (%s)", where, len(read.skipped), ", ".join(read.skipped[:4]))
+        return CheckpointTensors(read.tensors, f"{where} ({FORMS[resolved.form].title})", file_names=read.file_names,
+                                 skipped=read.skipped, unmapped=read.unmapped, form=resolved.form)
     checkpoint = TFCheckpoint(resolved.tf_prefix)
     conversion = convert_tf_checkpoint(checkpoint, progress=progress)
     if conversion.skipped:
@@ -331,3 +467,378 @@ def load_checkpoint_tensors(resolved: ResolvedCheckpoint, progress: bool = False
         skipped=conversion.skipped,
         unmapped=conversion.unmapped,
     )
+
+
+# --------------------------------------------------------------------------------------
+# The other published forms: the hub's TF and Flax files, Google's TF2, TF Hub, KerasHub
+# --------------------------------------------------------------------------------------
+#
+# Read without TensorFlow, Keras or JAX: the files by hdf5_weights.py (h5py),
+# flax_msgpack.py (msgpack) and tf_bundle.py (TF2 checkpoints and SavedModels are tensor
+# bundles whose object graph names each variable); their names by weight_map.py's tables.
+# transformers: 4.x's modeling_tf_pytorch_utils and modeling_flax_pytorch_utils read the
+# first two (with TensorFlow and JAX installed); 5.x reads none of these forms.
+
+SAVED_MODEL_NAME = "saved_model.pb"
+SAVED_MODEL_VARIABLES = os.path.join("variables", "variables")
+
+
+@dataclass(frozen=True)
+class Form:
+    """One published form: what it holds, who writes it, where its config comes from."""
+
+    name: str
+    title: str
+    holds: str
+    written_by: str
+    config: str
+
+
+FORMS: dict[str, Form] = {form.name: form for form in (
+    Form("tf_model_h5", "the hub's TensorFlow weights", "config.json, tf_model.h5",
+         "transformers 4.x TFBert* save_pretrained", "config.json beside it"),
+    Form("flax_msgpack", "the hub's Flax weights", "config.json, flax_model.msgpack",
+         "transformers 4.x FlaxBert* save_pretrained", "config.json beside it"),
+    Form("tf2", "Google's TF2 checkpoint (Model Garden)", "PREFIX.index, PREFIX.data-*, no bert_config.json needed",
+         "tf-models-official (BertEncoder, BertPretrainerV2; its TF1 converter)",
+         "derived from the weights; hidden_act='gelu_new' (the tanh GELU its code computes)"),
+    Form("saved_model", "a TF Hub SavedModel", "saved_model.pb, variables/variables.*",
+         "tf-models-official export_tfhub", "derived from the weights; hidden_act='gelu_new'"),
+    Form("keras_hub", "a KerasHub preset", "config.json (KerasHub's), model.weights.h5, task.weights.h5",
+         "keras-hub save_to_preset", "KerasHub's config.json; hidden_act='gelu_new'"),
+)}
+
+#: The activation each form's own code computes where it keeps no BERT config: Model
+#: Garden's "gelu" and KerasHub's gelu_approximate are both the tanh form.
+WRITERS_ACTIVATION = {"tf2": "gelu_new", "saved_model": "gelu_new", "keras_hub": "gelu_new"}
+
+#: KerasHub's backbone config.json keys -> BertConfig fields.
+KERAS_HUB_CONFIG_FIELDS = {
+    "vocabulary_size": "vocab_size", "num_layers": "num_hidden_layers", "num_heads": "num_attention_heads",
+    "hidden_dim": "hidden_size", "intermediate_dim": "intermediate_size",
+    "max_sequence_length": "max_position_embeddings", "num_segments": "type_vocab_size",
+}
+KERAS_HUB_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16",
+                    "mixed_float16": "float32", "mixed_bfloat16": "float32"}  # mixed: variables stay float32
+
+
+# ------------------------------------------------------------------------------ recognising
+
+
+def detect_form(directory: str) -> tuple[str, str] | None:
+    """(form, the path its reader opens) for a directory holding one of these forms, or None.
+    A KerasHub preset is told from a transformers directory by its config.json."""
+    def has(name: str) -> bool:
+        return os.path.isfile(os.path.join(directory, name))
+
+    if has(KERAS_HUB_WEIGHTS_NAME) and is_keras_hub_config(os.path.join(directory, "config.json")):
+        return "keras_hub", directory
+    if has(TF_WEIGHTS_NAME):
+        return "tf_model_h5", os.path.join(directory, TF_WEIGHTS_NAME)
+    if has(FLAX_WEIGHTS_NAME):
+        return "flax_msgpack", os.path.join(directory, FLAX_WEIGHTS_NAME)
+    if has(SAVED_MODEL_NAME) and os.path.isfile(os.path.join(directory, SAVED_MODEL_VARIABLES + ".index")):
+        return "saved_model", os.path.join(directory, SAVED_MODEL_VARIABLES)
+    return None
+
+
+def detect_file(path: str) -> tuple[str, str] | None:
+    """(form, the path its reader opens) for a file of one of these forms, or None."""
+    name = os.path.basename(path)
+    if name == SAVED_MODEL_NAME:
+        return detect_form(os.path.dirname(path) or ".")
+    if name in (KERAS_HUB_WEIGHTS_NAME, KERAS_HUB_TASK_WEIGHTS_NAME):
+        return ("keras_hub", os.path.dirname(path) or ".") if detect_form(os.path.dirname(path) or ".") else None
+    if name.endswith(".h5"):
+        return "tf_model_h5", path
+    if name.endswith(".msgpack"):
+        return "flax_msgpack", path
+    return None
+
+
+def is_keras_hub_config(path: str) -> bool:
+    """Whether ``path`` is KerasHub's config.json (a Keras object: module, class_name, config)."""
+    if not os.path.isfile(path):
+        return False
+    values = read_json(path, CheckpointError, "config file")
+    return isinstance(values, dict) and str(values.get("registered_name", "")).startswith("keras_hub>") or \
+        isinstance(values, dict) and str(values.get("module", "")).startswith("keras_hub.")
+
+
+def is_tf2_checkpoint(checkpoint: TFCheckpoint) -> bool:
+    """A TF2 (object-based) checkpoint stores its object graph; a TF1 one does not."""
+    return OBJECT_GRAPH_KEY in checkpoint.entries
+
+
+# -------------------------------------------------------------------------------- reading
+
+
+@dataclass
+class FormEntry:
+    """One tensor of a form's files, and where it goes (known before any data is read)."""
+
+    name: str  # the weight's name in the form, as the tables spell it
+    key: str  # where the file keeps it: a dataset path or checkpoint key ("" when the name is that)
+    shape: tuple[int, ...]
+    dtype: str
+    maps_to: str | None = None  # transformers' name
+    transform: str | None = None
+    training_state: bool = False
+
+
+@dataclass
+class FormTensors:
+    """A form's tensors under transformers' names, and what was left out."""
+
+    tensors: dict[str, torch.Tensor]
+    file_names: dict[str, str] = field(default_factory=dict)  # transformers name -> name in the form
+    skipped: list[str] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)
+
+
+class FormReader:
+    """The tensors of one form at ``path``; ``entries`` lists them before any is read."""
+
+    def __init__(self, form: str, path: str, limits: Limits | None = None) -> None:
+        if form not in FORMS:
+            raise ValueError(f"unknown form {form!r}; the forms are {', '.join(FORMS)}")
+        self.form, self.path, self.limits = form, path, Limits.given(limits)
+        self.entries: list[FormEntry] = []
+        self._readers: dict[str, object] = {}  # what each entry is read from
+        self._flax: dict[str, torch.Tensor] = {}
+        self.where = path
+        try:
+            getattr(self, f"_open_{form}")()
+        except BaseException:
+            self.close()
+            raise
+        for entry in self.entries:
+            if not entry.training_state:
+                mapped = form_to_hf_name(form, entry.name)
+                if mapped is not None:
+                    entry.maps_to, entry.transform = mapped
+
+    # Each form lists its entries.
+
+    def _open_tf_model_h5(self) -> None:
+        weights = HDF5Weights(self.path, _keras2_weight_name)
+        self._readers[""] = weights
+        self.entries = [FormEntry(name, e.dataset, e.shape, e.dtype_name) for name, e in weights.entries.items()]
+
+    def _open_keras_hub(self) -> None:
+        self.where = os.path.join(self.path, KERAS_HUB_WEIGHTS_NAME)
+        for file_name in (KERAS_HUB_WEIGHTS_NAME, KERAS_HUB_TASK_WEIGHTS_NAME):
+            file_path = os.path.join(self.path, file_name)
+            if file_name == KERAS_HUB_TASK_WEIGHTS_NAME and not os.path.isfile(file_path):
+                continue  # a backbone preset has no task
+            weights = HDF5Weights(file_path, lambda dataset, f=file_name: _keras3_weight_name(f, dataset))
+            self._readers[file_name] = weights
+            for name, e in weights.entries.items():
+                self.entries.append(FormEntry(name, e.dataset, e.shape, e.dtype_name,
+                                              training_state=e.dataset.startswith("optimizer/")))
+
+    def _open_flax_msgpack(self) -> None:
+        tensors = read_flax_msgpack(self.path, self.limits)
+        if tensors and all(name.split("/", 1)[0] in ("embeddings", "encoder", "pooler") for name in tensors):
+            tensors = {f"bert/{name}": t for name, t in tensors.items()}  # FlaxBertModel: the encoder at the top
+        self._flax = tensors
+        self.entries = [FormEntry(name, "", tuple(t.shape), str(t.dtype).removeprefix("torch."))
+                        for name, t in tensors.items()]
+
+    def _open_tf2(self) -> None:
+        checkpoint = TFCheckpoint(self.path)
+        self._readers[""] = checkpoint
+        self.where = checkpoint.index_path
+        names = checkpoint.variable_names()
+        if not names:
+            raise CheckpointError(f"{checkpoint.index_path}: a TF1 checkpoint (no object graph), not a TF2 one")
+        for key, entry in checkpoint.entries.items():
+            if key == OBJECT_GRAPH_KEY:
+                continue
+            state = key.startswith(_TF2_STATE_KEYS) or "/.OPTIMIZER_SLOT/" in key
+            self.entries.append(FormEntry(names.get(key, key), key, entry.shape, entry.dtype_name, training_state=state))
+
+    _open_saved_model = _open_tf2
+
+    # Reading.
+
+    def read(self, entry: FormEntry) -> torch.Tensor:
+        """``entry``'s tensor in transformers' layout (transposed, its heads merged)."""
+        if self.form == "flax_msgpack":
+            tensor = self._flax[entry.name]
+        elif self.form == "keras_hub":
+            tensor = self._readers[entry.name.split("/", 1)[0]].read(entry.name)
+        elif self.form in ("tf2", "saved_model"):
+            tensor = self._readers[""].read(entry.key)
+        else:
+            tensor = self._readers[""].read(entry.name)
+        return transformed(tensor, entry.transform or "as is", f"{self.where}: {entry.name!r}")
+
+    def tensors(self, progress: bool = False) -> FormTensors:
+        """Every mapped tensor, after checking what they would add up to."""
+        mapped = [e for e in self.entries if e.maps_to is not None]
+        self.check_sizes(mapped)
+        out = FormTensors(tensors={})
+        seen: dict[str, str] = {}
+        for entry in mapped:
+            if entry.maps_to in seen:
+                raise CheckpointError(f"{self.where}: {seen[entry.maps_to]!r} and {entry.name!r} both map to "
+                                      f"{entry.maps_to}; which one is the weight is unclear, so neither is used")
+            seen[entry.maps_to] = entry.name
+        bar = _progress_bar(len(mapped), f"reading {self.path}") if progress else None
+        for entry in mapped:
+            out.tensors[entry.maps_to] = self.read(entry)
+            out.file_names[entry.maps_to] = entry.name
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        out.skipped = [e.name for e in self.entries if e.training_state]
+        out.unmapped = [e.name for e in self.entries if e.maps_to is None and not e.training_state]
+        return out
+
+    def check_sizes(self, entries: list[FormEntry]) -> None:
+        """Refuse, before reading, tensors that add up past ``Limits.model_bytes``, or (HDF5,
+        whose datasets may be compressed or left unwritten) past ``Limits.archive_ratio``
+        times the files' size: weights barely compress, so more is a bomb."""
+        sizes = {e.name: math.prod(e.shape) * _itemsize(e.dtype) for e in entries}
+        total = sum(sizes.values())
+        largest = max(sizes, key=sizes.get, default="")
+        if total > self.limits.model_bytes:
+            raise CheckpointError(f"{self.where}: its weights add up to {size_text(total)}, more than Limits.model_bytes="
+                                  f"{size_text(self.limits.model_bytes)}; the largest is {largest!r}, shape "
+                                  f"{list(next(e.shape for e in entries if e.name == largest))}")
+        if self.form in ("tf_model_h5", "keras_hub"):
+            files = [os.path.join(self.path, f) for f in self._readers] if self.form == "keras_hub" else [self.path]
+            on_disk = sum(os.path.getsize(f) for f in files)
+            if total > self.limits.archive_ratio * max(on_disk, 1):
+                raise CheckpointError(
+                    f"{self.where}: its datasets declare {size_text(total)} in {size_text(on_disk)} of file, "
+                    f"{total // max(on_disk, 1)}x; weights barely compress, so this is refused as a bomb "
+                    f"(Limits.archive_ratio={self.limits.archive_ratio} raises the bound); the largest is {largest!r}")
+
+    def close(self) -> None:
+        """Close the HDF5 files (their tensors are copies). A tensor bundle stays mapped while
+        the tensors read from it, which view its shards, are alive: it is left to them."""
+        for reader in self._readers.values():
+            if isinstance(reader, HDF5Weights):
+                reader.close()
+        self._readers.clear()
+
+    def __enter__(self) -> FormReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+#: TF2 checkpoint keys of training state and bookkeeping, never weights.
+_TF2_STATE_KEYS = ("save_counter/", "optimizer/", "do_lower_case/", "global_step/")
+
+
+def _keras2_weight_name(dataset: str) -> str | None:
+    """``LAYER/MODEL_SCOPE/bert/embeddings/.../weight:0`` -> ``bert/embeddings/.../weight``."""
+    parts = dataset.split("/")
+    if len(parts) < 3:
+        return None
+    name = "/".join(parts[2:])
+    head, colon, index = name.rpartition(":")
+    return head if colon and index.isdigit() else name
+
+
+def _keras3_weight_name(file_name: str, dataset: str) -> str:
+    """``layers/transformer_encoder/...`` in model.weights.h5 -> ``model.weights.h5/layers/
+    transformer_encoder_0/...``: Keras leaves a class's first instance unnumbered."""
+    parts = dataset.split("/")
+    if len(parts) > 1 and parts[0] == "layers" and parts[1] == "transformer_encoder":
+        parts[1] = "transformer_encoder_0"
+    return f"{file_name}/{'/'.join(parts)}"
+
+
+def _itemsize(dtype: str) -> int:
+    resolved = getattr(torch, dtype, None)
+    return torch.empty((), dtype=resolved).element_size() if isinstance(resolved, torch.dtype) else 1
+
+
+def _progress_bar(total: int, description: str):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="tensor", desc=description)
+
+
+# --------------------------------------------------------------------------------- config
+
+
+def derived_config(reader: FormReader) -> tuple[dict, str]:
+    """The BertConfig fields of a form without a BERT config, and a sentence saying where
+    they came from. Sizes come from the weights' shapes (KerasHub: from its config.json,
+    which the shapes must then fit); the activation is the one the writer's code computes."""
+    shapes = {e.maps_to: transformed_shape(e.shape, e.transform or "as is") for e in reader.entries if e.maps_to}
+    raw = {e.maps_to: e.shape for e in reader.entries if e.maps_to}
+    activation = WRITERS_ACTIVATION[reader.form]
+    if reader.form == "keras_hub":
+        return _keras_hub_config(reader.path, activation)
+
+    def dim(name: str, axis: int) -> int:
+        shape = shapes.get(name)
+        if not shape or len(shape) <= axis:
+            raise CheckpointError(f"{reader.where}: {reader.form} checkpoint without {name} (the weight "
+                                  f"{_file_name(reader, name)!r}); its config cannot be derived, and it is not a "
+                                  f"whole BERT encoder")
+        return shape[axis]
+
+    layers = sorted({int(n.split(".")[3]) for n in shapes if n.startswith("bert.encoder.layer.")})
+    if not layers or layers != list(range(len(layers))):
+        raise CheckpointError(f"{reader.where}: the encoder's layers found are {layers or 'none'}, not 0..N-1; "
+                              f"not a whole BERT encoder")
+    query = raw.get("bert.encoder.layer.0.attention.self.query.weight")
+    if not query or len(query) != 3:
+        raise CheckpointError(f"{reader.where}: layer 0's query kernel is {list(query or ())}, not "
+                              f"[hidden, heads, head_dim]; the number of heads cannot be derived")
+    config = {
+        "vocab_size": dim("bert.embeddings.word_embeddings.weight", 0),
+        "hidden_size": dim("bert.embeddings.word_embeddings.weight", 1),
+        "max_position_embeddings": dim("bert.embeddings.position_embeddings.weight", 0),
+        "type_vocab_size": dim("bert.embeddings.token_type_embeddings.weight", 0),
+        "intermediate_size": dim("bert.encoder.layer.0.intermediate.dense.weight", 0),
+        "num_hidden_layers": len(layers),
+        "num_attention_heads": query[1],
+        "hidden_act": activation,
+        "layer_norm_eps": 1e-12,
+    }
+    return config, (f"config derived from the weights of {reader.where} ({FORMS[reader.form].title} keeps no BERT "
+                    f"config): hidden_act={activation!r}, the tanh GELU its writer computes")
+
+
+def _file_name(reader: FormReader, hf_name: str) -> str:
+    return next((theirs.replace("{}", "0") for ours, theirs, _ in FORM_WEIGHT_MAPS[reader.form]
+                 if ours.replace("{}", "0") == hf_name), hf_name)
+
+
+def _keras_hub_config(directory: str, activation: str) -> tuple[dict, str]:
+    path = os.path.join(directory, "config.json")
+    values = read_json(path, CheckpointError, "config file")
+    if not isinstance(values, dict) or not isinstance(values.get("config"), dict):
+        raise CheckpointError(f"{path}: not KerasHub's config (a JSON object with 'class_name' and 'config')")
+    if values.get("class_name") != "BertBackbone":
+        raise CheckpointError(f"{path}: a KerasHub {values.get('class_name')!r}, not a BertBackbone; mini_hf_bert "
+                              f"reads BERT presets only")
+    settings = values["config"]
+    missing = [key for key in KERAS_HUB_CONFIG_FIELDS if key not in settings]
+    if missing:
+        raise CheckpointError(f"{path}: BertBackbone config without {', '.join(missing)}")
+    config = {}
+    for key, ours in KERAS_HUB_CONFIG_FIELDS.items():
+        value = settings[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise CheckpointError(f"{path}: {key}={value!r} must be a positive int")
+        config[ours] = value
+    config.update(hidden_act=activation, layer_norm_eps=1e-12)
+    policy = settings.get("dtype")
+    name = policy.get("config", {}).get("name") if isinstance(policy, dict) else policy
+    if isinstance(name, str) and name in KERAS_HUB_DTYPES:
+        config["dtype"] = KERAS_HUB_DTYPES[name]
+    return config, (f"config from KerasHub's {path} (BertBackbone): hidden_act={activation!r}, the tanh GELU "
+                    f"(gelu_approximate) its backbone computes")

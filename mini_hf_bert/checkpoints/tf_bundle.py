@@ -65,6 +65,9 @@ TF_DTYPES: dict[int, torch.dtype] = {
     14: torch.bfloat16,  # DT_BFLOAT16
     19: torch.float16,  # DT_HALF
 }
+DT_STRING = 7
+#: Where a TF2 checkpoint keeps its object graph (a serialized TrackableObjectGraph).
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 TF_DTYPE_NAMES = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 7: "string",
                   9: "int64", 10: "bool", 14: "bfloat16", 19: "float16", 21: "variant"}
 
@@ -386,6 +389,83 @@ class TFCheckpoint:
         if entry.offset % itemsize:
             raw = raw.clone()  # unaligned for its dtype: view() needs an aligned start
         return raw.view(entry.torch_dtype).view(entry.shape)
+
+    def read_strings(self, name: str, most_bytes: int = MAX_INDEX_BYTES) -> list[bytes]:
+        """A string tensor's elements (DT_STRING: the object graph of a TF2 checkpoint), after
+        checking its layout and CRC-32C; refused past ``most_bytes``.
+
+        TensorFlow writes each element's length as a varint64, then a masked CRC-32C of the
+        lengths, then the strings' bytes; the entry's CRC covers the lengths, that checksum and
+        the bytes, each length counted as a little-endian uint32 (a uint64 past 4 GiB).
+        """
+        entry = self.entries.get(name)
+        if entry is None:
+            raise KeyError(f"{self.index_path}: no tensor named {name!r}")
+        where = f"{self.index_path}: tensor {name!r}"
+        if entry.dtype != DT_STRING or entry.sliced:
+            raise CheckpointError(f"{where} is {entry.dtype_name}, not a string tensor")
+        if not 0 <= entry.shard_id < self.num_shards:
+            raise CheckpointError(f"{where} names shard {entry.shard_id}, but the checkpoint has {self.num_shards}")
+        if entry.size > most_bytes:
+            raise CheckpointError(f"{where}: {entry.size} bytes, more than the {most_bytes} a string tensor may hold here")
+        count = 1
+        for dim in entry.shape:
+            count *= dim
+        mapped = self._map(entry.shard_id)
+        available = len(mapped) if mapped is not None else 0
+        if entry.offset < 0 or entry.offset + entry.size > available:
+            raise CheckpointError(f"{where}: bytes [{entry.offset}, {entry.offset + entry.size}) lie outside "
+                                  f"{self.shard_path(entry.shard_id)} ({available} bytes; truncated?)")
+        data = bytes(mapped[entry.offset : entry.offset + entry.size])
+        try:
+            lengths, pos = [], 0
+            for _ in range(count):
+                length, pos = _varint(data, pos, len(data))
+                lengths.append(length)
+            if pos + 4 + sum(lengths) != len(data):
+                raise _Malformed(f"its {count} lengths and their checksum do not add up to its {len(data)} bytes")
+        except _Malformed as e:
+            raise CheckpointError(f"{where}: corrupt string tensor ({e})") from None
+        checked = b"".join(struct.pack("<I" if n < 2**32 else "<Q", n) for n in lengths) + data[pos:]
+        if crc32c.crc32c(checked) != crc32c.unmask(entry.crc32c):
+            raise CheckpointError(f"{where}: CRC-32C mismatch in {self.shard_path(entry.shard_id)}: the data is corrupt")
+        pos += 4
+        strings = []
+        for length in lengths:
+            strings.append(data[pos : pos + length])
+            pos += length
+        return strings
+
+    def variable_names(self) -> dict[str, str]:
+        """A TF2 checkpoint's keys -> its variables' own names, from the object graph it
+        stores (``_CHECKPOINTABLE_OBJECT_GRAPH``); {} for a TF1 checkpoint, which has none.
+
+        TF2 keys name the path to a variable through the saved objects
+        (``encoder/layer_with_weights-4/_attention_layer/_query_dense/kernel/.ATTRIBUTES/
+        VARIABLE_VALUE``; a SavedModel's are positions, ``variables/21/.ATTRIBUTES/...``).
+        The graph holds, per object, ``TrackableObject.attributes``: ``SerializedTensor``
+        records of name (1), the variable's own name (2, ``transformer/layer_0/
+        self_attention/query/kernel``) and the checkpoint key (3).
+        """
+        if OBJECT_GRAPH_KEY not in self.entries:
+            return {}
+        names = {}
+        try:
+            for graph in self.read_strings(OBJECT_GRAPH_KEY):
+                for node in _proto_fields(graph).get(1, []):
+                    if not isinstance(node, bytes):
+                        raise _Malformed("an object is a number where a message belongs")
+                    for attribute in _proto_fields(node).get(2, []):
+                        if not isinstance(attribute, bytes):
+                            raise _Malformed("an attribute is a number where a message belongs")
+                        fields = _proto_fields(attribute)
+                        full_name, key = fields.get(2, [b""])[-1], fields.get(3, [b""])[-1]
+                        if not isinstance(full_name, bytes) or not isinstance(key, bytes):
+                            raise _Malformed("an attribute's name is a number where a string belongs")
+                        names[key.decode("utf-8")] = full_name.decode("utf-8")
+        except (_Malformed, UnicodeDecodeError) as e:
+            raise CheckpointError(f"{self.index_path}: its object graph ({OBJECT_GRAPH_KEY}) is corrupt ({e})") from None
+        return names
 
     def close(self) -> None:
         """Unmap the shards; tensors returned by ``read`` must not be used afterwards."""

@@ -259,3 +259,218 @@ def _progress_bar(total_bytes: int, description: str):
     except ImportError:
         return None
     return tqdm(total=total_bytes, unit="B", unit_scale=True, desc=description)
+
+
+# --------------------------------------------------------------------------------------
+# The other published forms: the hub's TF and Flax files, Google's TF2 and KerasHub
+# --------------------------------------------------------------------------------------
+#
+# One table per form, one row per parameter: (name in transformers and here, name in the
+# file, how the file's tensor becomes ours). "{}" stands for a layer number. The readers
+# (checkpoints/forms.py) name each tensor as these tables expect; convert --inspect and
+# docs/weight_map.md print the same rows.
+
+AS_IS = "as is"
+#: A dense kernel stored [in, out] (TF, Keras, Flax) -> torch's [out, in].
+TRANSPOSE = "transpose"
+#: Keras' EinsumDense query/key/value kernel [hidden, heads, head_dim] -> [heads * head_dim, hidden].
+HEADS_IN = "merge heads, transpose"
+#: Its bias [heads, head_dim] -> [heads * head_dim].
+HEADS_BIAS = "merge heads"
+#: The attention output kernel [heads, head_dim, hidden] -> [hidden, heads * head_dim].
+HEADS_OUT = "merge heads, transpose (output side)"
+
+
+def _encoder_rows(names: dict[str, str], layer_names: dict[str, tuple[str, str]]) -> tuple[tuple[str, str, str], ...]:
+    """Rows for the embeddings, the layers and the pooler, from a form's names for each part."""
+    rows = [(f"bert.embeddings.{ours}", theirs, AS_IS) for ours, theirs in names.items()]
+    rows += [(f"bert.encoder.layer.{{}}.{ours}", theirs, transform) for ours, (theirs, transform) in layer_names.items()]
+    return tuple(rows)
+
+
+#: transformers 4.x's TFBert* classes, as ``save_pretrained`` writes them to ``tf_model.h5``.
+#: Each name is the Keras weight name less its model scope (``tf_bert_for_pre_training/``)
+#: and ``:0``. The MLM head is the layer ``mlm___cls``, the NSP head ``nsp___cls``.
+TF_H5_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = (
+    ("bert.embeddings.word_embeddings.weight", "bert/embeddings/word_embeddings/weight", AS_IS),
+    ("bert.embeddings.position_embeddings.weight", "bert/embeddings/position_embeddings/embeddings", AS_IS),
+    ("bert.embeddings.token_type_embeddings.weight", "bert/embeddings/token_type_embeddings/embeddings", AS_IS),
+    ("bert.embeddings.LayerNorm.weight", "bert/embeddings/LayerNorm/gamma", AS_IS),
+    ("bert.embeddings.LayerNorm.bias", "bert/embeddings/LayerNorm/beta", AS_IS),
+    *((f"bert.encoder.layer.{{}}.{part}.{ours}", f"bert/encoder/layer_._{{}}/{theirs_part}/{theirs}", transform)
+      for part, theirs_part in (("attention.self.query", "attention/self/query"), ("attention.self.key", "attention/self/key"),
+                                ("attention.self.value", "attention/self/value"),
+                                ("attention.output.dense", "attention/output/dense"),
+                                ("intermediate.dense", "intermediate/dense"), ("output.dense", "output/dense"))
+      for ours, theirs, transform in (("weight", "kernel", TRANSPOSE), ("bias", "bias", AS_IS))),
+    *((f"bert.encoder.layer.{{}}.{part}.LayerNorm.{ours}", f"bert/encoder/layer_._{{}}/{theirs_part}/LayerNorm/{theirs}", AS_IS)
+      for part, theirs_part in (("attention.output", "attention/output"), ("output", "output"))
+      for ours, theirs in (("weight", "gamma"), ("bias", "beta"))),
+    ("bert.pooler.dense.weight", "bert/pooler/dense/kernel", TRANSPOSE),
+    ("bert.pooler.dense.bias", "bert/pooler/dense/bias", AS_IS),
+    ("cls.predictions.transform.dense.weight", "mlm___cls/predictions/transform/dense/kernel", TRANSPOSE),
+    ("cls.predictions.transform.dense.bias", "mlm___cls/predictions/transform/dense/bias", AS_IS),
+    ("cls.predictions.transform.LayerNorm.weight", "mlm___cls/predictions/transform/LayerNorm/gamma", AS_IS),
+    ("cls.predictions.transform.LayerNorm.bias", "mlm___cls/predictions/transform/LayerNorm/beta", AS_IS),
+    ("cls.predictions.bias", "mlm___cls/predictions/bias", AS_IS),  # the decoder is the word embeddings
+    ("cls.seq_relationship.weight", "nsp___cls/seq_relationship/kernel", TRANSPOSE),
+    ("cls.seq_relationship.bias", "nsp___cls/seq_relationship/bias", AS_IS),
+    ("classifier.weight", "classifier/kernel", TRANSPOSE),  # sequence, token and multiple-choice heads
+    ("classifier.bias", "classifier/bias", AS_IS),
+    ("qa_outputs.weight", "qa_outputs/kernel", TRANSPOSE),
+    ("qa_outputs.bias", "qa_outputs/bias", AS_IS),
+)
+
+#: transformers 4.x's FlaxBert* classes, as ``save_pretrained`` writes them to
+#: ``flax_model.msgpack``: the nested parameter dict, its keys joined by "/". (FlaxBertModel
+#: keeps the encoder's parameters at the top; the reader puts them under ``bert/``.)
+FLAX_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = (
+    ("bert.embeddings.word_embeddings.weight", "bert/embeddings/word_embeddings/embedding", AS_IS),
+    ("bert.embeddings.position_embeddings.weight", "bert/embeddings/position_embeddings/embedding", AS_IS),
+    ("bert.embeddings.token_type_embeddings.weight", "bert/embeddings/token_type_embeddings/embedding", AS_IS),
+    ("bert.embeddings.LayerNorm.weight", "bert/embeddings/LayerNorm/scale", AS_IS),
+    ("bert.embeddings.LayerNorm.bias", "bert/embeddings/LayerNorm/bias", AS_IS),
+    *((f"bert.encoder.layer.{{}}.{part}.{ours}", f"bert/encoder/layer/{{}}/{theirs_part}/{theirs}", transform)
+      for part, theirs_part in (("attention.self.query", "attention/self/query"), ("attention.self.key", "attention/self/key"),
+                                ("attention.self.value", "attention/self/value"),
+                                ("attention.output.dense", "attention/output/dense"),
+                                ("intermediate.dense", "intermediate/dense"), ("output.dense", "output/dense"))
+      for ours, theirs, transform in (("weight", "kernel", TRANSPOSE), ("bias", "bias", AS_IS))),
+    *((f"bert.encoder.layer.{{}}.{part}.LayerNorm.{ours}", f"bert/encoder/layer/{{}}/{theirs_part}/LayerNorm/{theirs}", AS_IS)
+      for part, theirs_part in (("attention.output", "attention/output"), ("output", "output"))
+      for ours, theirs in (("weight", "scale"), ("bias", "bias"))),
+    ("bert.pooler.dense.weight", "bert/pooler/dense/kernel", TRANSPOSE),
+    ("bert.pooler.dense.bias", "bert/pooler/dense/bias", AS_IS),
+    ("cls.predictions.transform.dense.weight", "cls/predictions/transform/dense/kernel", TRANSPOSE),
+    ("cls.predictions.transform.dense.bias", "cls/predictions/transform/dense/bias", AS_IS),
+    ("cls.predictions.transform.LayerNorm.weight", "cls/predictions/transform/LayerNorm/scale", AS_IS),
+    ("cls.predictions.transform.LayerNorm.bias", "cls/predictions/transform/LayerNorm/bias", AS_IS),
+    ("cls.predictions.bias", "cls/predictions/bias", AS_IS),
+    ("cls.seq_relationship.weight", "cls/seq_relationship/kernel", TRANSPOSE),
+    ("cls.seq_relationship.bias", "cls/seq_relationship/bias", AS_IS),
+    ("classifier.weight", "classifier/kernel", TRANSPOSE),
+    ("classifier.bias", "classifier/bias", AS_IS),
+    ("qa_outputs.weight", "qa_outputs/kernel", TRANSPOSE),
+    ("qa_outputs.bias", "qa_outputs/bias", AS_IS),
+)
+
+#: Google's TF2 code (tf-models-official's BertEncoder and BertPretrainerV2), in TF2
+#: checkpoints and TF Hub SavedModels alike: the variables' own names, which the files'
+#: object graph records beside each checkpoint key (``encoder/layer_with_weights-4/...``,
+#: ``variables/21/...``). Attention is Keras' EinsumDense, its kernels per head.
+TF2_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = (
+    ("bert.embeddings.word_embeddings.weight", "word_embeddings/embeddings", AS_IS),
+    ("bert.embeddings.position_embeddings.weight", "position_embedding/embeddings", AS_IS),
+    ("bert.embeddings.token_type_embeddings.weight", "type_embeddings/embeddings", AS_IS),
+    ("bert.embeddings.LayerNorm.weight", "embeddings/layer_norm/gamma", AS_IS),
+    ("bert.embeddings.LayerNorm.bias", "embeddings/layer_norm/beta", AS_IS),
+    *((f"bert.encoder.layer.{{}}.attention.self.{part}.{ours}", f"transformer/layer_{{}}/self_attention/{part}/{theirs}", transform)
+      for part in ("query", "key", "value")
+      for ours, theirs, transform in (("weight", "kernel", HEADS_IN), ("bias", "bias", HEADS_BIAS))),
+    ("bert.encoder.layer.{}.attention.output.dense.weight", "transformer/layer_{}/self_attention/attention_output/kernel", HEADS_OUT),
+    ("bert.encoder.layer.{}.attention.output.dense.bias", "transformer/layer_{}/self_attention/attention_output/bias", AS_IS),
+    ("bert.encoder.layer.{}.attention.output.LayerNorm.weight", "transformer/layer_{}/self_attention_layer_norm/gamma", AS_IS),
+    ("bert.encoder.layer.{}.attention.output.LayerNorm.bias", "transformer/layer_{}/self_attention_layer_norm/beta", AS_IS),
+    ("bert.encoder.layer.{}.intermediate.dense.weight", "transformer/layer_{}/intermediate/kernel", TRANSPOSE),
+    ("bert.encoder.layer.{}.intermediate.dense.bias", "transformer/layer_{}/intermediate/bias", AS_IS),
+    ("bert.encoder.layer.{}.output.dense.weight", "transformer/layer_{}/output/kernel", TRANSPOSE),
+    ("bert.encoder.layer.{}.output.dense.bias", "transformer/layer_{}/output/bias", AS_IS),
+    ("bert.encoder.layer.{}.output.LayerNorm.weight", "transformer/layer_{}/output_layer_norm/gamma", AS_IS),
+    ("bert.encoder.layer.{}.output.LayerNorm.bias", "transformer/layer_{}/output_layer_norm/beta", AS_IS),
+    ("bert.pooler.dense.weight", "pooler_transform/kernel", TRANSPOSE),
+    ("bert.pooler.dense.bias", "pooler_transform/bias", AS_IS),
+    # BertPretrainerV2's MaskedLM layer, scoped as its converter and its trainer build it.
+    ("cls.predictions.transform.dense.weight", "bert/cls/predictions/transform/dense/kernel", TRANSPOSE),
+    ("cls.predictions.transform.dense.bias", "bert/cls/predictions/transform/dense/bias", AS_IS),
+    ("cls.predictions.transform.LayerNorm.weight", "bert/cls/predictions/transform/LayerNorm/gamma", AS_IS),
+    ("cls.predictions.transform.LayerNorm.bias", "bert/cls/predictions/transform/LayerNorm/beta", AS_IS),
+    ("cls.predictions.bias", "bert/cls/predictions/output_bias/bias", AS_IS),
+)
+
+#: KerasHub's BertBackbone (``model.weights.h5``) and BertMaskedLM head
+#: (``task.weights.h5``): Keras 3 stores each layer's variables as ``vars/0``, ``vars/1``
+#: (kernel then bias; gamma then beta) under the layer's path. The reader names the first
+#: transformer layer ``transformer_encoder_0`` (Keras leaves it unnumbered).
+KERAS_HUB_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = (
+    ("bert.embeddings.word_embeddings.weight", "model.weights.h5/layers/reversible_embedding/vars/0", AS_IS),
+    ("bert.embeddings.position_embeddings.weight", "model.weights.h5/layers/position_embedding/vars/0", AS_IS),
+    ("bert.embeddings.token_type_embeddings.weight", "model.weights.h5/layers/embedding/vars/0", AS_IS),
+    ("bert.embeddings.LayerNorm.weight", "model.weights.h5/layers/layer_normalization/vars/0", AS_IS),
+    ("bert.embeddings.LayerNorm.bias", "model.weights.h5/layers/layer_normalization/vars/1", AS_IS),
+    *((f"bert.encoder.layer.{{}}.attention.self.{part}.{ours}",
+       f"model.weights.h5/layers/transformer_encoder_{{}}/_self_attention_layer/{part}_dense/vars/{index}", transform)
+      for part in ("query", "key", "value")
+      for ours, index, transform in (("weight", 0, HEADS_IN), ("bias", 1, HEADS_BIAS))),
+    *((f"bert.encoder.layer.{{}}.{ours}", f"model.weights.h5/layers/transformer_encoder_{{}}/{theirs}", transform)
+      for ours, theirs, transform in (
+          ("attention.output.dense.weight", "_self_attention_layer/output_dense/vars/0", HEADS_OUT),
+          ("attention.output.dense.bias", "_self_attention_layer/output_dense/vars/1", AS_IS),
+          ("attention.output.LayerNorm.weight", "_self_attention_layer_norm/vars/0", AS_IS),
+          ("attention.output.LayerNorm.bias", "_self_attention_layer_norm/vars/1", AS_IS),
+          ("intermediate.dense.weight", "_feedforward_intermediate_dense/vars/0", TRANSPOSE),
+          ("intermediate.dense.bias", "_feedforward_intermediate_dense/vars/1", AS_IS),
+          ("output.dense.weight", "_feedforward_output_dense/vars/0", TRANSPOSE),
+          ("output.dense.bias", "_feedforward_output_dense/vars/1", AS_IS),
+          ("output.LayerNorm.weight", "_feedforward_layer_norm/vars/0", AS_IS),
+          ("output.LayerNorm.bias", "_feedforward_layer_norm/vars/1", AS_IS))),
+    ("bert.pooler.dense.weight", "model.weights.h5/layers/dense/vars/0", TRANSPOSE),
+    ("bert.pooler.dense.bias", "model.weights.h5/layers/dense/vars/1", AS_IS),
+    ("cls.predictions.transform.dense.weight", "task.weights.h5/layers/masked_lm_head/_intermediate_dense/vars/0", TRANSPOSE),
+    ("cls.predictions.transform.dense.bias", "task.weights.h5/layers/masked_lm_head/_intermediate_dense/vars/1", AS_IS),
+    ("cls.predictions.transform.LayerNorm.weight", "task.weights.h5/layers/masked_lm_head/_intermediate_layer_norm/vars/0", AS_IS),
+    ("cls.predictions.transform.LayerNorm.bias", "task.weights.h5/layers/masked_lm_head/_intermediate_layer_norm/vars/1", AS_IS),
+    ("cls.predictions.bias", "task.weights.h5/layers/masked_lm_head/vars/0", AS_IS),
+)
+
+#: Each form's table, by the form names of checkpoints/forms.py.
+FORM_WEIGHT_MAPS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "tf_model_h5": TF_H5_WEIGHT_MAP,
+    "flax_msgpack": FLAX_WEIGHT_MAP,
+    "tf2": TF2_WEIGHT_MAP,
+    "saved_model": TF2_WEIGHT_MAP,
+    "keras_hub": KERAS_HUB_WEIGHT_MAP,
+}
+
+
+@functools.cache
+def _compiled_form_table(form: str) -> list[tuple[re.Pattern, str, str]]:
+    return [(_pattern(theirs), ours, transform) for ours, theirs, transform in FORM_WEIGHT_MAPS[form]]
+
+
+def form_to_hf_name(form: str, name: str) -> tuple[str, str] | None:
+    """A tensor's name in a ``form``'s file -> (transformers name, how to transform it), or None."""
+    for pattern, target, transform in _compiled_form_table(form):
+        match = pattern.match(name)
+        if match:
+            return (target.replace("{}", match.group(1)) if match.groups() else target), transform
+    return None
+
+
+def transformed(tensor: torch.Tensor, transform: str, where: str) -> torch.Tensor:
+    """The file's ``tensor`` in transformers' layout (see the transforms above), its rank
+    checked first: a kernel of the wrong rank is refused naming ``where``."""
+    rank = {AS_IS: None, TRANSPOSE: 2, HEADS_IN: 3, HEADS_BIAS: 2, HEADS_OUT: 3}[transform]
+    if rank is not None and tensor.dim() != rank:
+        raise CheckpointError(f"{where}: expected a {rank}-D tensor ({transform}), found shape {list(tensor.shape)}")
+    if transform == TRANSPOSE:
+        return tensor.t()
+    if transform == HEADS_IN:  # [hidden, heads, head_dim] -> [hidden, all_head_size] -> [all_head_size, hidden]
+        return tensor.reshape(tensor.shape[0], -1).t()
+    if transform == HEADS_BIAS:  # [heads, head_dim] -> [all_head_size]
+        return tensor.reshape(-1)
+    if transform == HEADS_OUT:  # [heads, head_dim, hidden] -> [all_head_size, hidden] -> [hidden, all_head_size]
+        return tensor.reshape(-1, tensor.shape[-1]).t()
+    return tensor
+
+
+def transformed_shape(shape: tuple[int, ...], transform: str) -> tuple[int, ...] | None:
+    """The shape ``transformed`` gives, without reading the tensor; None for a wrong rank."""
+    if transform == AS_IS:
+        return tuple(shape)
+    if transform == TRANSPOSE:
+        return tuple(reversed(shape)) if len(shape) == 2 else None
+    if transform == HEADS_IN:
+        return (shape[1] * shape[2], shape[0]) if len(shape) == 3 else None
+    if transform == HEADS_BIAS:
+        return (shape[0] * shape[1],) if len(shape) == 2 else None
+    return (shape[2], shape[0] * shape[1]) if len(shape) == 3 else None

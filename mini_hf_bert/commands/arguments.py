@@ -6,7 +6,8 @@ import argparse
 import re
 
 #: What a SRC argument accepts.
-ANY_FORM = ("any form from_pretrained reads: an HF or Google directory, a prefix (.../bert_model.ckpt), a .zip, a hub id; "
+ANY_FORM = ("any form from_pretrained reads: an HF or Google directory, a prefix (.../bert_model.ckpt), a .zip, a hub id, "
+            "tf_model.h5 or flax_model.msgpack, a TF2 checkpoint, a TF Hub SavedModel, a KerasHub preset; "
             "or zh, the Chinese BERT shipped with mini_hf_bert, or en, all-MiniLM-L6-v2")
 
 

@@ -25,6 +25,8 @@ from ..paths import FIXTURES
 
 TF_FIXTURES = os.path.join(FIXTURES, "tf")
 GOOGLE_DIR = os.path.join(TF_FIXTURES, "bert_pretraining")
+#: The published forms, each written by its own library (tools/format_fixtures.py).
+FORMATS = os.path.join(FIXTURES, "formats")
 
 ALL = ("inspect", "convert", "demo", "parity", "trace", "attention")
 LOADING = ALL  # fails wherever the weights or config are read
@@ -121,6 +123,77 @@ def _safetensors_header(d, header: dict | bytes, length: int | None = None) -> s
 def _nested_json(depth: int) -> str:
     return "[" * depth + "]" * depth
 
+
+def _form(d, fixture: str) -> str:
+    """A copy of one published form's fixture (tests/fixtures/formats/FIXTURE) inside ``d``."""
+    target = os.path.join(d, fixture)
+    shutil.copytree(os.path.join(FORMATS, fixture), target)
+    return target
+
+
+def _h5_edit(d, fixture: str, file_name: str, edit) -> str:
+    """A copy of an HDF5 form with ``edit(h5py.File)`` applied to its ``file_name``."""
+    import h5py
+
+    target = _form(d, fixture)
+    with h5py.File(os.path.join(target, file_name), "r+") as f:
+        edit(f)
+    return target
+
+
+def _replace_dataset(f, path: str, **create) -> None:
+    del f[path]
+    f.create_dataset(path, **create)
+
+
+def _cut(path: str, keep: float) -> None:
+    with open(path, "rb") as f:
+        data = f.read()
+    _write(path, data[: int(len(data) * keep)])
+
+
+def _msgpack(d, data: bytes) -> str:
+    target = _form(d, "flax_msgpack")
+    _write(os.path.join(target, "flax_model.msgpack"), data)
+    return target
+
+
+def _msgpack_array(shape, dtype: str, raw: bytes) -> bytes:
+    """One Flax array as flax.serialization writes it: extension 1 of msgpack (shape, dtype, bytes)."""
+    import msgpack
+
+    return msgpack.packb({"bert": {"embeddings": {"word_embeddings": {"embedding": msgpack.ExtType(
+        1, msgpack.packb((shape, dtype, raw), use_bin_type=True))}}}}, use_bin_type=True)
+
+
+def _tf2_graph_corrupted(d) -> str:
+    """The TF2 encoder's object graph with one byte changed inside it (its CRC no longer holds)."""
+    from mini_hf_bert.checkpoints.tf_bundle import OBJECT_GRAPH_KEY, TFCheckpoint
+
+    target = _form(d, "tf2_encoder")
+    entry = TFCheckpoint(os.path.join(target, "bert_model-1")).entries[OBJECT_GRAPH_KEY]
+    data_file = os.path.join(target, "bert_model-1.data-00000-of-00001")
+    with open(data_file, "r+b") as f:
+        f.seek(entry.offset + entry.size // 2)
+        byte = f.read(1)
+        f.seek(entry.offset + entry.size // 2)
+        f.write(bytes([byte[0] ^ 0x20]))
+    return target
+
+
+def _keras_config(d, **changes) -> str:
+    target = _form(d, "keras_hub")
+    with open(os.path.join(target, "config.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    config.update(changes)
+    _json(os.path.join(target, "config.json"), config)
+    return target
+
+
+H5_LAYER = "bert/tf_bert_for_pre_training/bert"
+H5_QUERY = f"{H5_LAYER}/encoder/layer_._0/attention/self/query/kernel:0"
+KERAS_QUERY = "layers/transformer_encoder/_self_attention_layer/query_dense/vars/0"
+READING = ("convert", "demo", "parity")  # what reads the weights themselves (inspect reads the headers)
 
 CASES = {
     # ---------------------------------------------------------------- paths
@@ -233,6 +306,54 @@ CASES = {
                                              "model.zip: member '../evil.txt' would be written outside", ALL),
     "zip: an absolute member": (lambda d: _zip(d, {"/tmp/evil.txt": b"x"}), "model.zip: member '/tmp/evil.txt' would be written outside", ALL),
     "zip: no checkpoint inside": (lambda d: _zip(d, {"readme.txt": b"hello"}), "model.zip: the zip holds no checkpoint", ALL),
+    # ------------------------------------------- the published forms (tests/fixtures/formats)
+    "tf_model.h5: truncated": (lambda d: (lambda g: (_cut(os.path.join(g, "tf_model.h5"), 0.5), g)[1])(_form(d, "tf_model_h5")),
+                               "tf_model.h5: not a readable HDF5 file", ALL),
+    "tf_model.h5: not HDF5": (lambda d: (lambda g: (_write(os.path.join(g, "tf_model.h5"), os.urandom(4096)), g)[1])(
+                              _form(d, "tf_model_h5")), "tf_model.h5: not a readable HDF5 file", ALL),
+    "tf_model.h5: a dataset of 10**9 elements, never written": (
+        lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: _replace_dataset(
+            f, f"{H5_LAYER}/embeddings/word_embeddings/weight:0", shape=(31_250_000, 32), dtype="f4", chunks=(1024, 32))),
+        "refused as a bomb", READING),
+    "tf_model.h5: an external link": (lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: f.__setitem__(
+        "bert/elsewhere", __import__("h5py").ExternalLink("/etc/hostname", "/"))), "is an external link to another file", ALL),
+    "tf_model.h5: a soft link": (lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: f.__setitem__(
+        "bert/again", __import__("h5py").SoftLink("/bert"))), "is a soft link", ALL),
+    "tf_model.h5: data stored in another file": (lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: f.create_dataset(
+        "bert/outside", shape=(4,), dtype="f4", external=[("/etc/hostname", 0, 16)])), "keeps its data outside this file", ALL),
+    "tf_model.h5: a kernel of the wrong rank": (lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: _replace_dataset(
+        f, H5_QUERY, data=torch.zeros(32, 4, 8).numpy())), "expected a 2-D tensor (transpose), found shape [32, 4, 8]", READING),
+    "tf_model.h5: two copies of a weight disagree": (lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: f[
+        "mlm___cls/tf_bert_for_pre_training/bert/embeddings/word_embeddings/weight:0"].__setitem__((0, 0), 7.0)),
+        "both hold 'bert/embeddings/word_embeddings/weight', with different values", READING),
+    "tf_model.h5: a layer missing": (lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: f.__delitem__(
+        f"{H5_LAYER}/encoder/layer_._1")), "the config asks for num_hidden_layers=2, but the checkpoint holds layers 0..0",
+        READING),
+    "tf_model.h5: a weight missing": (lambda d: _h5_edit(d, "tf_model_h5", "tf_model.h5", lambda f: f.__delitem__(
+        f"{H5_LAYER}/encoder/layer_._1/attention/self/query")), "2 weights missing", READING),
+    "flax_model.msgpack: truncated": (lambda d: (lambda g: (_cut(os.path.join(g, "flax_model.msgpack"), 0.5), g)[1])(
+        _form(d, "flax_msgpack")), "flax_model.msgpack: not a valid msgpack file", ALL),
+    "flax_model.msgpack: a map declaring 2**32 entries": (lambda d: _msgpack(d, b"\xdf\xff\xff\xff\xff" + b"\x00" * 64),
+                                                          "flax_model.msgpack: not a valid msgpack file", ALL),
+    "flax_model.msgpack: maps nested 100,000 deep": (lambda d: _msgpack(d, b"\x81\xa1a" * 100_000 + b"\xc0"),
+                                                     "flax_model.msgpack: nested deeper than", ALL),
+    "flax_model.msgpack: an array of 10**9 elements in 4 bytes": (
+        lambda d: _msgpack(d, _msgpack_array([10**9], "float32", b"\x00" * 4)),
+        "needs 4000000000 bytes, the file holds 4", ALL),
+    "flax_model.msgpack: a key holding a '/'": (lambda d: _msgpack(d, __import__("msgpack").packb(
+        {"bert/embeddings": {}}, use_bin_type=True)), "which would make two parameters' names collide", ALL),
+    "flax_model.msgpack: an object dtype": (lambda d: _msgpack(d, _msgpack_array([1], "object", b"\x00" * 8)),
+                                            "dtype 'object' is not one mini_hf_bert reads", ALL),
+    "tf2: its object graph corrupted": (_tf2_graph_corrupted, "CRC-32C mismatch", ALL),
+    "keras_hub: not a BertBackbone": (lambda d: _keras_config(d, class_name="RobertaBackbone"),
+                                      "a KerasHub 'RobertaBackbone', not a BertBackbone", ALL),
+    "keras_hub: an attention kernel of the wrong rank": (lambda d: _h5_edit(d, "keras_hub", "model.weights.h5", lambda f: _replace_dataset(
+        f, KERAS_QUERY, data=torch.zeros(32, 32).numpy())),
+        "expected a 3-D tensor (merge heads, transpose), found shape [32, 32]", READING),
+    "keras_hub: a weight missing": (lambda d: _h5_edit(d, "keras_hub", "model.weights.h5", lambda f: f.__delitem__(
+        "layers/transformer_encoder_1/_feedforward_output_dense")), "2 weights missing", READING),
+    "saved_model: its variables missing": (lambda d: (lambda g: (shutil.rmtree(os.path.join(g, "variables")), g)[1])(
+        _form(d, "tf_hub")), "no weights found", ALL),
     # ------------------------------------------------------------ tokenizer files
     "vocab: empty": (lambda d: (_write(os.path.join(d, "vocab.txt"), b""), d)[1], "vocab.txt", TOKENIZING),
     "vocab: binary": (lambda d: (_write(os.path.join(d, "vocab.txt"), b"\xff\xfe\x00garbage\x80"), d)[1], "vocab.txt", TOKENIZING),

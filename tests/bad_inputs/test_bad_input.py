@@ -63,7 +63,8 @@ def test_directory_without_config(good_dir):
 def test_directory_without_weights(good_dir):
     os.remove(good_dir / "model.safetensors")
     with pytest.raises(CheckpointError, match=f"{good_dir}: no weights found: expected config.json with model.safetensors.*"
-                                              f"or Google's bert_config.json with bert_model.ckpt.index"):
+                                              f"tf_model.h5 or flax_model.msgpack.*Google's bert_config.json with "
+                                              f"bert_model.ckpt.index.*a KerasHub preset"):
         BertModel.from_pretrained(good_dir)
 
 

@@ -56,7 +56,9 @@ def write_cache(cache_dir, repo_id: str, files: dict[str, bytes], commit: str = 
         blob = os.path.join(repo_dir, "blobs", hashlib.sha256(data).hexdigest())
         with open(blob, "wb") as f:
             f.write(data)
-        os.symlink(os.path.relpath(blob, snapshot), os.path.join(snapshot, name))
+        link = os.path.join(snapshot, name)  # a name may hold folders (a SavedModel's variables/)
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(os.path.relpath(blob, os.path.dirname(link)), link)
     for ref in refs:
         with open(os.path.join(repo_dir, "refs", ref), "w") as f:
             f.write(commit)
