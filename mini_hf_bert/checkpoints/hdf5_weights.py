@@ -75,6 +75,13 @@ class HDF5Weights:
         self.duplicates: dict[str, list[str]] = {}  # name -> every other dataset stored under it
         try:
             self._index(h5py, naming)
+        except CheckpointError:
+            self._file.close()
+            raise
+        except Exception as e:  # noqa: BLE001 - a corrupt file surfaces as any of h5py's and HDF5's errors
+            self._file.close()
+            raise CheckpointError(f"{path}: its tree of groups and datasets does not read ({type(e).__name__}: "
+                                  f"{_first_line(e)}); truncated or corrupt?") from None
         except BaseException:
             self._file.close()
             raise
@@ -87,19 +94,13 @@ class HDF5Weights:
             if len(links) > MAX_OBJECTS:
                 raise CheckpointError(f"{self.path}: more than {MAX_OBJECTS} groups and datasets; no BERT has as many")
 
-        try:
-            self._file.visititems_links(visit)
-        except (OSError, RuntimeError, KeyError, ValueError) as e:
-            raise CheckpointError(f"{self.path}: its tree of groups does not read ({e}); truncated or corrupt?") from None
+        self._file.visititems_links(visit)
         for name, link in links:
             if not isinstance(link, h5py.HardLink):
                 kind = "an external link to another file" if isinstance(link, h5py.ExternalLink) else "a soft link"
                 raise CheckpointError(f"{self.path}: {name!r} is {kind}; a weights file holds its own data, "
                                       f"so it is refused unread")
-            try:
-                item = self._file[name]
-            except (OSError, KeyError, ValueError) as e:
-                raise CheckpointError(f"{self.path}: {name!r} does not open ({e}); truncated or corrupt?") from None
+            item = self._file[name]
             if not isinstance(item, h5py.Dataset):
                 continue
             if item.is_virtual or item.external:
@@ -129,13 +130,15 @@ class HDF5Weights:
         dtype = DTYPES.get(entry.dtype_name)
         if dtype is None:
             raise CheckpointError(f"{where}: dtype {entry.dtype_name} is not one mini_hf_bert reads")
-        dataset = self._file[entry.dataset]
-        if tuple(dataset.shape) != entry.shape:
-            raise CheckpointError(f"{where}: shape {list(dataset.shape)}, where the weight it repeats has {list(entry.shape)}")
         try:
-            array = dataset[()]
-        except (OSError, ValueError, TypeError) as e:
-            raise CheckpointError(f"{where}: its data does not read ({e}); truncated or corrupt?") from None
+            dataset = self._file[entry.dataset]
+            shape = tuple(dataset.shape)
+            array = dataset[()] if shape == entry.shape else None
+        except Exception as e:  # noqa: BLE001 - a corrupt file surfaces as any of h5py's and HDF5's errors
+            raise CheckpointError(f"{where}: its data does not read ({type(e).__name__}: {_first_line(e)}); "
+                                  f"truncated or corrupt?") from None
+        if array is None:
+            raise CheckpointError(f"{where}: shape {list(shape)}, where the weight it repeats has {list(entry.shape)}")
         if entry.dtype_name == "bfloat16":  # ml_dtypes' numpy type: reinterpret its bits
             return torch.from_numpy(array.view("uint16").copy()).view(torch.bfloat16)
         return torch.from_numpy(array) if getattr(array, "ndim", 0) else torch.tensor(array, dtype=dtype)
@@ -150,3 +153,8 @@ def _dtype_name(dtype) -> str:
         return dtype.name if dtype.fields is None and dtype.kind in "fiub" or dtype.name == "bfloat16" else str(dtype)
     except (AttributeError, TypeError):
         return str(dtype)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error) or str(error.__cause__ or "") or type(error).__name__
+    return text.splitlines()[0] if text else type(error).__name__

@@ -281,6 +281,28 @@ def read_table(path: str) -> list[tuple[bytes, bytes]]:
 # --------------------------------------------------------------------------------------
 
 
+def object_graph_names(graph: bytes, where: str) -> dict[str, str]:
+    """A serialized TrackableObjectGraph -> {checkpoint key: the variable's own name}:
+    ``nodes`` (1), each a TrackableObject whose ``attributes`` (2) are SerializedTensors of
+    name (1), full_name (2) and checkpoint_key (3). Refused naming ``where`` when it does not parse."""
+    names = {}
+    try:
+        for node in _proto_fields(graph).get(1, []):
+            if not isinstance(node, bytes):
+                raise _Malformed("an object is a number where a message belongs")
+            for attribute in _proto_fields(node).get(2, []):
+                if not isinstance(attribute, bytes):
+                    raise _Malformed("an attribute is a number where a message belongs")
+                fields = _proto_fields(attribute)
+                full_name, key = fields.get(2, [b""])[-1], fields.get(3, [b""])[-1]
+                if not isinstance(full_name, bytes) or not isinstance(key, bytes):
+                    raise _Malformed("an attribute's name is a number where a string belongs")
+                names[key.decode("utf-8")] = full_name.decode("utf-8")
+    except (_Malformed, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{where} is corrupt ({e})") from None
+    return names
+
+
 def data_filename(prefix: str, shard: int, num_shards: int) -> str:
     return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
 
@@ -450,21 +472,8 @@ class TFCheckpoint:
         if OBJECT_GRAPH_KEY not in self.entries:
             return {}
         names = {}
-        try:
-            for graph in self.read_strings(OBJECT_GRAPH_KEY):
-                for node in _proto_fields(graph).get(1, []):
-                    if not isinstance(node, bytes):
-                        raise _Malformed("an object is a number where a message belongs")
-                    for attribute in _proto_fields(node).get(2, []):
-                        if not isinstance(attribute, bytes):
-                            raise _Malformed("an attribute is a number where a message belongs")
-                        fields = _proto_fields(attribute)
-                        full_name, key = fields.get(2, [b""])[-1], fields.get(3, [b""])[-1]
-                        if not isinstance(full_name, bytes) or not isinstance(key, bytes):
-                            raise _Malformed("an attribute's name is a number where a string belongs")
-                        names[key.decode("utf-8")] = full_name.decode("utf-8")
-        except (_Malformed, UnicodeDecodeError) as e:
-            raise CheckpointError(f"{self.index_path}: its object graph ({OBJECT_GRAPH_KEY}) is corrupt ({e})") from None
+        for graph in self.read_strings(OBJECT_GRAPH_KEY):
+            names.update(object_graph_names(graph, f"{self.index_path}: its object graph ({OBJECT_GRAPH_KEY})"))
         return names
 
     def close(self) -> None:

@@ -45,6 +45,28 @@ def test_weight_map_doc_prints_the_current_table():
     assert _read("docs/weight_map.md") == tool.render(), "docs/weight_map.md is stale: run tools/weight_map_doc.py"
 
 
+def test_weight_map_doc_in_chinese_prints_the_current_table():
+    tool = _tool("weight_map_doc")
+    assert _read("docs/zh/weight_map.md") == tool.render("zh"), "docs/zh/weight_map.md is stale: run tools/weight_map_doc.py"
+
+
+def test_the_weight_map_pages_and_the_readme_list_every_form_with_its_command():
+    from mini_hf_bert.checkpoints.resolve import FORMS
+    from mini_hf_bert.checkpoints.weight_map import FORM_WEIGHT_MAPS
+
+    for page in ("docs/weight_map.md", "docs/zh/weight_map.md"):
+        doc = _read(page)
+        assert all(f"(`{name}`)" in doc for name in FORMS), page
+        assert "python -m mini_hf_bert convert SRC DST" in doc and "BertModel.from_pretrained(SRC)" in doc
+        for name in ("tf_model_h5", "flax_msgpack", "tf2", "keras_hub"):
+            assert all(f"| `{ours}` | `{theirs}` |" in doc for ours, theirs, _ in FORM_WEIGHT_MAPS[name]), (page, name)
+    readme = _read("README.md")
+    row = next(line for line in readme.splitlines() if line.startswith("| every form BERT is published in"))
+    for shown in ("safetensors", "TF1", "`tf_model.h5`", "`flax_model.msgpack`", "TF2", "TF Hub SavedModels",
+                  "KerasHub presets", "python -m mini_hf_bert convert SRC DST", "from_pretrained(SRC)"):
+        assert shown in row, shown
+
+
 def test_weight_map_doc_has_every_row():
     from mini_hf_bert.checkpoints.weight_map import TF_WEIGHT_MAP
 
