@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import tempfile
 import zipfile
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .errors import CheckpointError, CheckpointNotFoundError
-from ..file_utils import read_json, unfinished_move_in
+from ..file_utils import read_file, read_json, unfinished_move_in
 from ..limits import Limits, size_text
 from .hf_format import (
     CONFIG_NAME,
@@ -55,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 GOOGLE_CONFIG_NAME = "bert_config.json"
 GOOGLE_CHECKPOINT_PREFIX = "bert_model.ckpt"
+#: A ``checkpoint`` state file lists a few paths; past this it is not one.
+_MAX_STATE_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -245,8 +248,8 @@ def _resolve_directory(directory: str, source: str, use_safetensors: bool | None
         return _resolve_form(*detected, source)
     indexes = sorted(f[: -len(".index")] for f in os.listdir(directory) if f.endswith(".index") and not f.endswith(".json"))
     if indexes:
-        prefix = GOOGLE_CHECKPOINT_PREFIX if GOOGLE_CHECKPOINT_PREFIX in indexes else indexes[-1]
-        if len(indexes) > 1 and prefix != GOOGLE_CHECKPOINT_PREFIX:
+        prefix = GOOGLE_CHECKPOINT_PREFIX if GOOGLE_CHECKPOINT_PREFIX in indexes else _latest_checkpoint(directory, indexes)
+        if len(indexes) > 1 and prefix != GOOGLE_CHECKPOINT_PREFIX and prefix == indexes[-1]:
             logger.warning("%s: several TensorFlow checkpoints (%s); reading %s", directory, ", ".join(indexes), prefix)
         return _resolve_prefix(os.path.join(directory, prefix), source)
     raise CheckpointNotFoundError(
@@ -287,6 +290,25 @@ def _explicit_weights(directory: str, config_path: str | None) -> str | None:
         raise CheckpointNotFoundError(f"{config_path}: transformers_weights names {name!r}, which {directory} does not hold")
     check_regular_file(path)  # a named pipe or a directory is refused by name, unread
     return os.path.join(directory, name)
+
+
+#: TensorFlow's record of a directory's latest checkpoint (tf.train.CheckpointManager writes it).
+CHECKPOINT_STATE_NAME = "checkpoint"
+_LATEST = re.compile(r'^model_checkpoint_path: "([^"/\\]+)"$', re.MULTILINE)
+
+
+def _latest_checkpoint(directory: str, indexes: list[str]) -> str:
+    """The prefix TensorFlow's ``checkpoint`` file names as the latest (a TF2 training
+    directory keeps several: ckpt-9 after ckpt-10 in name order), else the last by name."""
+    state = os.path.join(directory, CHECKPOINT_STATE_NAME)
+    if os.path.isfile(state):
+        try:
+            match = _LATEST.search(read_file(state, _MAX_STATE_BYTES).decode("utf-8", "replace"))
+        except OSError as e:
+            raise CheckpointError(f"{state}: cannot be read ({e.strerror or e})") from None
+        if match and match.group(1) in indexes:
+            return match.group(1)
+    return indexes[-1]
 
 
 def _resolve_prefix(prefix: str, source: str) -> ResolvedCheckpoint:
@@ -607,8 +629,10 @@ class FormReader:
         self._readers: dict[str, object] = {}  # what each entry is read from
         self._flax: dict[str, torch.Tensor] = {}
         self.where = path
+        opening = {"tf_model_h5": self._open_tf_model_h5, "flax_msgpack": self._open_flax_msgpack,
+                   "tf2": self._open_tf2, "saved_model": self._open_tf2, "keras_hub": self._open_keras_hub}
         try:
-            getattr(self, f"_open_{form}")()
+            opening[form]()
         except BaseException:
             self.close()
             raise
@@ -657,8 +681,6 @@ class FormReader:
                 continue
             state = key.startswith(_TF2_STATE_KEYS) or "/.OPTIMIZER_SLOT/" in key
             self.entries.append(FormEntry(names.get(key, key), key, entry.shape, entry.dtype_name, training_state=state))
-
-    _open_saved_model = _open_tf2
 
     # Reading.
 

@@ -281,78 +281,54 @@ HEADS_BIAS = "merge heads"
 HEADS_OUT = "merge heads, transpose (output side)"
 
 
-def _encoder_rows(names: dict[str, str], layer_names: dict[str, tuple[str, str]]) -> tuple[tuple[str, str, str], ...]:
-    """Rows for the embeddings, the layers and the pooler, from a form's names for each part."""
-    rows = [(f"bert.embeddings.{ours}", theirs, AS_IS) for ours, theirs in names.items()]
-    rows += [(f"bert.encoder.layer.{{}}.{ours}", theirs, transform) for ours, (theirs, transform) in layer_names.items()]
-    return tuple(rows)
+def _transformers_rows(layer: str, word: str, table: str, norm: tuple[str, str], mlm: str, nsp: str) -> tuple:
+    """transformers 4.x's TF and Flax classes name every parameter alike, Google's scopes
+    under ``bert/``; they differ in the layer's path, the embeddings' and LayerNorm's leaf
+    names and the heads' scopes. ``norm``: (scale, shift) leaves."""
+    scale, shift = norm
+    dense = (("attention.self.query", "attention/self/query"), ("attention.self.key", "attention/self/key"),
+             ("attention.self.value", "attention/self/value"), ("attention.output.dense", "attention/output/dense"),
+             ("intermediate.dense", "intermediate/dense"), ("output.dense", "output/dense"))
+    return (
+        ("bert.embeddings.word_embeddings.weight", f"bert/embeddings/word_embeddings/{word}", AS_IS),
+        ("bert.embeddings.position_embeddings.weight", f"bert/embeddings/position_embeddings/{table}", AS_IS),
+        ("bert.embeddings.token_type_embeddings.weight", f"bert/embeddings/token_type_embeddings/{table}", AS_IS),
+        ("bert.embeddings.LayerNorm.weight", f"bert/embeddings/LayerNorm/{scale}", AS_IS),
+        ("bert.embeddings.LayerNorm.bias", f"bert/embeddings/LayerNorm/{shift}", AS_IS),
+        *((f"bert.encoder.layer.{{}}.{ours}.{leaf}", f"{layer}/{theirs}/{their_leaf}", transform)
+          for ours, theirs in dense
+          for leaf, their_leaf, transform in (("weight", "kernel", TRANSPOSE), ("bias", "bias", AS_IS))),
+        *((f"bert.encoder.layer.{{}}.{ours}.LayerNorm.{leaf}", f"{layer}/{theirs}/LayerNorm/{their_leaf}", AS_IS)
+          for ours, theirs in (("attention.output", "attention/output"), ("output", "output"))
+          for leaf, their_leaf in (("weight", scale), ("bias", shift))),
+        ("bert.pooler.dense.weight", "bert/pooler/dense/kernel", TRANSPOSE),
+        ("bert.pooler.dense.bias", "bert/pooler/dense/bias", AS_IS),
+        ("cls.predictions.transform.dense.weight", f"{mlm}/predictions/transform/dense/kernel", TRANSPOSE),
+        ("cls.predictions.transform.dense.bias", f"{mlm}/predictions/transform/dense/bias", AS_IS),
+        ("cls.predictions.transform.LayerNorm.weight", f"{mlm}/predictions/transform/LayerNorm/{scale}", AS_IS),
+        ("cls.predictions.transform.LayerNorm.bias", f"{mlm}/predictions/transform/LayerNorm/{shift}", AS_IS),
+        ("cls.predictions.bias", f"{mlm}/predictions/bias", AS_IS),  # the decoder is the word embeddings
+        ("cls.seq_relationship.weight", f"{nsp}/seq_relationship/kernel", TRANSPOSE),
+        ("cls.seq_relationship.bias", f"{nsp}/seq_relationship/bias", AS_IS),
+        ("classifier.weight", "classifier/kernel", TRANSPOSE),  # sequence, token and multiple-choice heads
+        ("classifier.bias", "classifier/bias", AS_IS),
+        ("qa_outputs.weight", "qa_outputs/kernel", TRANSPOSE),
+        ("qa_outputs.bias", "qa_outputs/bias", AS_IS),
+    )
 
 
 #: transformers 4.x's TFBert* classes, as ``save_pretrained`` writes them to ``tf_model.h5``.
 #: Each name is the Keras weight name less its model scope (``tf_bert_for_pre_training/``)
 #: and ``:0``. The MLM head is the layer ``mlm___cls``, the NSP head ``nsp___cls``.
-TF_H5_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = (
-    ("bert.embeddings.word_embeddings.weight", "bert/embeddings/word_embeddings/weight", AS_IS),
-    ("bert.embeddings.position_embeddings.weight", "bert/embeddings/position_embeddings/embeddings", AS_IS),
-    ("bert.embeddings.token_type_embeddings.weight", "bert/embeddings/token_type_embeddings/embeddings", AS_IS),
-    ("bert.embeddings.LayerNorm.weight", "bert/embeddings/LayerNorm/gamma", AS_IS),
-    ("bert.embeddings.LayerNorm.bias", "bert/embeddings/LayerNorm/beta", AS_IS),
-    *((f"bert.encoder.layer.{{}}.{part}.{ours}", f"bert/encoder/layer_._{{}}/{theirs_part}/{theirs}", transform)
-      for part, theirs_part in (("attention.self.query", "attention/self/query"), ("attention.self.key", "attention/self/key"),
-                                ("attention.self.value", "attention/self/value"),
-                                ("attention.output.dense", "attention/output/dense"),
-                                ("intermediate.dense", "intermediate/dense"), ("output.dense", "output/dense"))
-      for ours, theirs, transform in (("weight", "kernel", TRANSPOSE), ("bias", "bias", AS_IS))),
-    *((f"bert.encoder.layer.{{}}.{part}.LayerNorm.{ours}", f"bert/encoder/layer_._{{}}/{theirs_part}/LayerNorm/{theirs}", AS_IS)
-      for part, theirs_part in (("attention.output", "attention/output"), ("output", "output"))
-      for ours, theirs in (("weight", "gamma"), ("bias", "beta"))),
-    ("bert.pooler.dense.weight", "bert/pooler/dense/kernel", TRANSPOSE),
-    ("bert.pooler.dense.bias", "bert/pooler/dense/bias", AS_IS),
-    ("cls.predictions.transform.dense.weight", "mlm___cls/predictions/transform/dense/kernel", TRANSPOSE),
-    ("cls.predictions.transform.dense.bias", "mlm___cls/predictions/transform/dense/bias", AS_IS),
-    ("cls.predictions.transform.LayerNorm.weight", "mlm___cls/predictions/transform/LayerNorm/gamma", AS_IS),
-    ("cls.predictions.transform.LayerNorm.bias", "mlm___cls/predictions/transform/LayerNorm/beta", AS_IS),
-    ("cls.predictions.bias", "mlm___cls/predictions/bias", AS_IS),  # the decoder is the word embeddings
-    ("cls.seq_relationship.weight", "nsp___cls/seq_relationship/kernel", TRANSPOSE),
-    ("cls.seq_relationship.bias", "nsp___cls/seq_relationship/bias", AS_IS),
-    ("classifier.weight", "classifier/kernel", TRANSPOSE),  # sequence, token and multiple-choice heads
-    ("classifier.bias", "classifier/bias", AS_IS),
-    ("qa_outputs.weight", "qa_outputs/kernel", TRANSPOSE),
-    ("qa_outputs.bias", "qa_outputs/bias", AS_IS),
-)
+TF_H5_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = _transformers_rows(
+    layer="bert/encoder/layer_._{}", word="weight", table="embeddings", norm=("gamma", "beta"),
+    mlm="mlm___cls", nsp="nsp___cls")
 
 #: transformers 4.x's FlaxBert* classes, as ``save_pretrained`` writes them to
 #: ``flax_model.msgpack``: the nested parameter dict, its keys joined by "/". (FlaxBertModel
 #: keeps the encoder's parameters at the top; the reader puts them under ``bert/``.)
-FLAX_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = (
-    ("bert.embeddings.word_embeddings.weight", "bert/embeddings/word_embeddings/embedding", AS_IS),
-    ("bert.embeddings.position_embeddings.weight", "bert/embeddings/position_embeddings/embedding", AS_IS),
-    ("bert.embeddings.token_type_embeddings.weight", "bert/embeddings/token_type_embeddings/embedding", AS_IS),
-    ("bert.embeddings.LayerNorm.weight", "bert/embeddings/LayerNorm/scale", AS_IS),
-    ("bert.embeddings.LayerNorm.bias", "bert/embeddings/LayerNorm/bias", AS_IS),
-    *((f"bert.encoder.layer.{{}}.{part}.{ours}", f"bert/encoder/layer/{{}}/{theirs_part}/{theirs}", transform)
-      for part, theirs_part in (("attention.self.query", "attention/self/query"), ("attention.self.key", "attention/self/key"),
-                                ("attention.self.value", "attention/self/value"),
-                                ("attention.output.dense", "attention/output/dense"),
-                                ("intermediate.dense", "intermediate/dense"), ("output.dense", "output/dense"))
-      for ours, theirs, transform in (("weight", "kernel", TRANSPOSE), ("bias", "bias", AS_IS))),
-    *((f"bert.encoder.layer.{{}}.{part}.LayerNorm.{ours}", f"bert/encoder/layer/{{}}/{theirs_part}/LayerNorm/{theirs}", AS_IS)
-      for part, theirs_part in (("attention.output", "attention/output"), ("output", "output"))
-      for ours, theirs in (("weight", "scale"), ("bias", "bias"))),
-    ("bert.pooler.dense.weight", "bert/pooler/dense/kernel", TRANSPOSE),
-    ("bert.pooler.dense.bias", "bert/pooler/dense/bias", AS_IS),
-    ("cls.predictions.transform.dense.weight", "cls/predictions/transform/dense/kernel", TRANSPOSE),
-    ("cls.predictions.transform.dense.bias", "cls/predictions/transform/dense/bias", AS_IS),
-    ("cls.predictions.transform.LayerNorm.weight", "cls/predictions/transform/LayerNorm/scale", AS_IS),
-    ("cls.predictions.transform.LayerNorm.bias", "cls/predictions/transform/LayerNorm/bias", AS_IS),
-    ("cls.predictions.bias", "cls/predictions/bias", AS_IS),
-    ("cls.seq_relationship.weight", "cls/seq_relationship/kernel", TRANSPOSE),
-    ("cls.seq_relationship.bias", "cls/seq_relationship/bias", AS_IS),
-    ("classifier.weight", "classifier/kernel", TRANSPOSE),
-    ("classifier.bias", "classifier/bias", AS_IS),
-    ("qa_outputs.weight", "qa_outputs/kernel", TRANSPOSE),
-    ("qa_outputs.bias", "qa_outputs/bias", AS_IS),
-)
+FLAX_WEIGHT_MAP: tuple[tuple[str, str, str], ...] = _transformers_rows(
+    layer="bert/encoder/layer/{}", word="embedding", table="embedding", norm=("scale", "bias"), mlm="cls", nsp="cls")
 
 #: Google's TF2 code (tf-models-official's BertEncoder and BertPretrainerV2), in TF2
 #: checkpoints and TF Hub SavedModels alike: the variables' own names, which the files'

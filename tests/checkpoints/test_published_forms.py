@@ -308,3 +308,34 @@ def test_no_tensorflow_keras_or_jax_is_imported_to_read_any_form(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "loaded all" in done.stdout, done.stderr[-2000:]
     assert importlib.util.find_spec("mini_hf_bert") is not None
+
+
+@pytest.mark.parametrize("fixture, module, file_name", [("tf_model_h5", "h5py", "tf_model.h5"),
+                                                        ("keras_hub", "h5py", "model.weights.h5"),
+                                                        ("flax_msgpack", "msgpack", "flax_model.msgpack")])
+def test_a_missing_reader_is_named_in_one_line_with_the_extra(fixture, module, file_name, monkeypatch, capsys):
+    from mini_hf_bert.commands.cli import main
+
+    monkeypatch.setitem(sys.modules, module, None)  # `import h5py` now fails, as where it is not installed
+    with pytest.raises(mini_hf_bert.CheckpointError, match=rf"{file_name}: .*needs (h5py|the msgpack package): "
+                                                           r"pip install 'mini_hf_bert\[formats\]'"):
+        mini_hf_bert.BertModel.from_pretrained(os.path.join(FORMATS, fixture))
+    assert main(["inspect", os.path.join(FORMATS, fixture)]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "mini_hf_bert[formats]" in errors[0]
+
+
+def test_a_tf2_directory_of_several_checkpoints_loads_the_one_its_checkpoint_file_names(tmp_path):
+    """tf.train.CheckpointManager keeps ckpt-9 and ckpt-10 (ckpt-9 last by name) and names the latest."""
+    ref = reference("tf2_encoder")
+    source = os.path.join(FORMATS, "tf2_encoder")
+    for number in (9, 10):
+        for suffix in (".index", ".data-00000-of-00001"):
+            shutil.copy(os.path.join(source, "bert_model-1" + suffix), tmp_path / f"ckpt-{number}{suffix}")
+    data = tmp_path / "ckpt-9.data-00000-of-00001"
+    data.write_bytes(b"\0" * data.stat().st_size)  # ckpt-9's values are not the writer's (nor read)
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "ckpt-10"\nall_model_checkpoint_paths: "ckpt-9"\n'
+                                         'all_model_checkpoint_paths: "ckpt-10"\n')
+    model = mini_hf_bert.BertModel.from_pretrained(tmp_path)
+    with torch.no_grad():
+        assert max_diff(model(**inputs(ref)).last_hidden_state, ref["sequence_output"]) <= FP32_ATOL
