@@ -697,6 +697,8 @@ class PreTrainedModel(nn.Module):
         trust_remote_code: bool = False,
         subfolder: str = "",
         variant: str | None = None,
+        from_tf: bool = False,
+        from_flax: bool = False,
         limits: Limits | None = None,
         **kwargs: Any,
     ):
@@ -710,6 +712,9 @@ class PreTrainedModel(nn.Module):
                 - a Google checkpoint directory (``bert_config.json`` + ``bert_model.ckpt.*``),
                   a checkpoint prefix (``.../bert_model.ckpt``) or its ``.index`` file;
                 - Google's released ``.zip``;
+                - the other published forms: ``tf_model.h5`` or ``flax_model.msgpack``
+                  (with ``config.json``), a TF2 checkpoint, a TF Hub SavedModel, a
+                  KerasHub preset (a directory, or its file);
                 - a hub id (``"bert-base-uncased"``), read from the local HuggingFace
                   cache or downloaded with huggingface_hub if installed and allowed.
                 ``None`` with ``config=`` and ``state_dict=``: no files at all.
@@ -744,6 +749,11 @@ class PreTrainedModel(nn.Module):
                 argument; a local directory only: no hub download here takes a subfolder).
             variant: read the weight files ``save_pretrained(variant=...)`` wrote
                 (``model.fp16.safetensors``) instead of the plain ones (a local directory only).
+            from_tf / from_flax: transformers 4.x's switches: read the directory's TensorFlow
+                weights (``tf_model.h5``, or a TF checkpoint's index) or its
+                ``flax_model.msgpack``, even where PyTorch weights sit beside them; an error
+                naming the directory where it holds none. Neither needs TensorFlow or JAX
+                here. (5.x accepts and ignores them.)
             low_cpu_mem_usage: accepted for transformers code; loading here always builds
                 on the meta device and assigns the checkpoint's tensors, which is what
                 transformers does when it is True.
@@ -774,6 +784,8 @@ class PreTrainedModel(nn.Module):
                 f"neither {cls.__name__}.__init__ arguments nor {cls.config_class.__name__} fields"
             )
 
+        if from_tf and from_flax:
+            raise ValueError("pass one of from_tf=True or from_flax=True, not both")
         if use_safetensors not in (None, True, False):
             raise ValueError(f"use_safetensors must be True, False or None, got {use_safetensors!r}")
         check_variant(variant)
@@ -808,7 +820,8 @@ class PreTrainedModel(nn.Module):
         # A directory is read under its shared lock: a save running there finishes first.
         with directory_lock(os.path.join(source, subfolder) if subfolder else source, exclusive=False):
             resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only,
-                                          use_safetensors, variant, subfolder, limits)
+                                          use_safetensors, variant, subfolder, limits,
+                                          framework="tf" if from_tf else "flax" if from_flax else None)
             try:
                 config_source = "config=" if config is not None else resolved.config_path or resolved.config_note
                 if config is None and resolved.derived_config is not None:  # a form that keeps no BERT config

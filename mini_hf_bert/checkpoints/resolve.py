@@ -103,14 +103,30 @@ def resolve_checkpoint(
     variant: str | None = None,
     subfolder: str = "",
     limits: Limits | None = None,
+    framework: str | None = None,
 ) -> ResolvedCheckpoint:
     """Find the config and weights of ``path``: a local form first, then a hub id.
 
     ``revision``, ``cache_dir`` and ``local_files_only`` apply to hub ids only, with
     transformers' meanings; ``use_safetensors`` and ``variant`` to HuggingFace directories
     (``hf_format.find_weights_file``); ``subfolder`` names the folder of a directory that
-    holds the checkpoint (transformers' argument); ``limits`` bounds what a zip may unpack to.
+    holds the checkpoint (transformers' argument); ``limits`` bounds what a zip may unpack to;
+    ``framework`` ("tf" or "flax": transformers 4.x's ``from_tf`` / ``from_flax``) asks for a
+    directory's weights of that framework, wherever PyTorch weights sit beside them.
     """
+    if framework is not None:
+        resolved = resolve_checkpoint(path, revision, cache_dir, local_files_only, use_safetensors, variant,
+                                      subfolder, limits)
+        if _framework_of(resolved) == framework:
+            return resolved
+        where = resolved.weights_path or resolved.tf_prefix or ""
+        directory = where if os.path.isdir(where) else os.path.dirname(where)
+        chosen = _framework_weights(directory, framework) if resolved._tempdir is None and directory else None
+        resolved.cleanup()
+        if chosen is None:
+            wanted = "tf_model.h5 or a TF checkpoint (.index)" if framework == "tf" else FLAX_WEIGHTS_NAME
+            raise CheckpointNotFoundError(f"{os.fspath(path)}: from_{framework}=True, but it holds no {wanted}")
+        return chosen
     if not isinstance(path, (str, os.PathLike)) or not isinstance(source := os.fspath(path), str):
         raise TypeError(f"pretrained_model_name_or_path must be a str or os.PathLike, got {type(path).__name__}")
     if subfolder or variant is not None:
@@ -195,6 +211,24 @@ def resolve_config(
         yield resolved.config_path
     finally:
         resolved.cleanup()
+
+
+def _framework_of(resolved: ResolvedCheckpoint) -> str:
+    """The framework whose code wrote ``resolved``: "pt", "tf" or "flax"."""
+    if resolved.kind == "tf" or resolved.form in ("tf_model_h5", "tf2", "saved_model", "keras_hub"):
+        return "tf"
+    return "flax" if resolved.form == "flax_msgpack" else "pt"
+
+
+def _framework_weights(directory: str, framework: str) -> ResolvedCheckpoint | None:
+    """A directory's TensorFlow or Flax weights, where its PyTorch weights would come first."""
+    if framework == "flax":
+        path = os.path.join(directory, FLAX_WEIGHTS_NAME)
+        return _resolve_form("flax_msgpack", path, directory) if os.path.isfile(path) else None
+    if os.path.isfile(os.path.join(directory, TF_WEIGHTS_NAME)):
+        return _resolve_form("tf_model_h5", os.path.join(directory, TF_WEIGHTS_NAME), directory)
+    indexes = sorted(f[: -len(".index")] for f in os.listdir(directory) if f.endswith(".index"))
+    return _resolve_prefix(os.path.join(directory, _latest_checkpoint(directory, indexes)), directory) if indexes else None
 
 
 def _has_tf_index(directory: str) -> bool:

@@ -339,3 +339,25 @@ def test_a_tf2_directory_of_several_checkpoints_loads_the_one_its_checkpoint_fil
     model = mini_hf_bert.BertModel.from_pretrained(tmp_path)
     with torch.no_grad():
         assert max_diff(model(**inputs(ref)).last_hidden_state, ref["sequence_output"]) <= FP32_ATOL
+
+
+def test_from_tf_and_from_flax_read_those_weights_where_pytorch_weights_sit_beside_them(tmp_path):
+    """A hub repo holds pytorch_model.bin or model.safetensors beside tf_model.h5 and
+    flax_model.msgpack; transformers 4.x's from_tf / from_flax pick the other one."""
+    directory = tmp_path / "repo"
+    shutil.copytree(os.path.join(FORMATS, "tf_model_h5"), directory)
+    shutil.copy(os.path.join(FORMATS, "flax_msgpack", "flax_model.msgpack"), directory)
+    torch.manual_seed(0)
+    mini_hf_bert.BertForPreTraining(mini_hf_bert.BertConfig.from_pretrained(directory)).save_pretrained(directory)
+    for kwargs, fixture in (({}, None), ({"from_tf": True}, "tf_model_h5"), ({"from_flax": True}, "flax_msgpack")):
+        model = mini_hf_bert.BertModel.from_pretrained(directory, **kwargs)
+        if fixture is None:  # the PyTorch weights first, as transformers
+            assert os.path.isfile(directory / "model.safetensors")
+            continue
+        ref = reference(fixture)
+        with torch.no_grad():
+            assert max_diff(model(**inputs(ref)).last_hidden_state, ref["last_hidden_state"]) <= FP32_ATOL, kwargs
+    with pytest.raises(mini_hf_bert.CheckpointError, match="from_flax=True, but it holds no flax_model.msgpack"):
+        mini_hf_bert.BertModel.from_pretrained(os.path.join(FORMATS, "tf_model_h5"), from_flax=True)
+    with pytest.raises(ValueError, match="not both"):
+        mini_hf_bert.BertModel.from_pretrained(directory, from_tf=True, from_flax=True)
