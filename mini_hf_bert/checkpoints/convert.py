@@ -406,11 +406,12 @@ def format_description(d: CheckpointDescription) -> str:
     return "\n".join(lines)
 
 
-def load_tokenizer(path: str) -> BertTokenizer:
+def load_tokenizer(path: str, source: str | None = None) -> BertTokenizer:
     """The tokenizer of an HF directory, or an error naming it when it has no vocabulary
-    or its vocabulary lacks a special token (the commands run it with a model)."""
+    or its vocabulary lacks a special token (the commands run it with a model). ``source``:
+    what the user named, when ``path`` is its temporary conversion (``as_hf_directory``)."""
     if not any(os.path.isfile(os.path.join(path, f)) for f in ("vocab.txt", "tokenizer.json")):
-        raise FileNotFoundError(f"{path}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
+        raise FileNotFoundError(f"{source or path}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
     tokenizer = BertTokenizer.from_pretrained(path)
     tokenizer.require_special_tokens_in_vocabulary()
     return tokenizer
@@ -432,4 +433,4 @@ def tokenizer_for(source: str | None) -> BertTokenizer:
             not any(name.endswith(".index") for name in os.listdir(source)):
         raise FileNotFoundError(f"{source}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
     with as_hf_directory(source) as hf_dir:
-        return load_tokenizer(hf_dir)
+        return load_tokenizer(hf_dir, source)

@@ -58,7 +58,7 @@ def run_demo(
     model, info = BertModel.from_pretrained(path, output_loading_info=True)
     load_s = time.perf_counter() - start
     with as_hf_directory(path) as hf_dir:
-        tokenizer = load_tokenizer(hf_dir)
+        tokenizer = load_tokenizer(hf_dir, path)
         batch = tokenizer(sentences, padding=True, return_tensors="pt")
         inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
         cfg = model.config

@@ -69,7 +69,7 @@ def trace_texts(
     if model is None:
         model = BertModel.from_pretrained(path, attn_implementation=attn_implementation)
     with as_hf_directory(path) as hf_dir:
-        tokenizer = load_tokenizer(hf_dir)
+        tokenizer = load_tokenizer(hf_dir, path)
         batch = tokenizer(list(texts), padding=True, truncation=True, return_tensors="pt")
         inputs = {k: batch[k] for k in INPUT_KEYS}
         theirs_model = load_transformers_bert(hf_dir, attn_implementation) if compare else None

@@ -319,7 +319,7 @@ def draw_attention(
     path = checkpoint or checkpoint_for_text(text if text_pair is None else text + text_pair)
     model = BertModel.from_pretrained(path)
     with as_hf_directory(path) as hf_dir:
-        tokenizer = load_tokenizer(hf_dir)
+        tokenizer = load_tokenizer(hf_dir, path)
     maps = attention_for_text(model, tokenizer, text, text_pair, max_length)
     written = []
     if out is not None:
