@@ -130,7 +130,13 @@ def convert(
             # Every tensor is checked against the config (strict), as from_pretrained does.
             model, _ = getattr(modeling_bert, architecture).from_checkpoint_tensors(
                 loaded, config, strict=True, limits=limits, config_source=config_path or resolved.config_note)
-            model.save_pretrained(staging)
+            # A masked-LM checkpoint without a next-sentence head (TF2's pretrainer, TF Hub, KerasHub)
+            # converts to BertForMaskedLM, which has no pooler: its trained pooler is written too,
+            # so that BertModel (AutoModel) from the output gets it rather than a random one.
+            state = model.state_dict()
+            pooler = {k: t.to(model.dtype) for k, t in loaded.tensors.items()
+                      if k.startswith("bert.pooler.") and k not in state and architecture != "BertModel"}
+            model.save_pretrained(staging, state_dict={**state, **pooler} if pooler else None)
             if resolved.vocab_file is not None and resolved.kind == "form" and resolved.form not in HUB_FORMS:
                 recorded_casing = _write_form_tokenizer(resolved, staging, do_lower_case, config.max_position_embeddings)
             else:
@@ -143,7 +149,7 @@ def convert(
         source=os.fspath(src),
         destination=dst,
         architecture=architecture,
-        tensors_written=len(model.state_dict()) - len(model.tied_weights()),
+        tensors_written=len(model.state_dict()) - len(model.tied_weights()) + len(pooler),
         skipped_training_state=len(loaded.skipped),
         files=sorted(os.listdir(dst)),
         do_lower_case=recorded_casing,

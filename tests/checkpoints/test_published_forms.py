@@ -267,6 +267,10 @@ def test_convert_gives_a_directory_transformers_5_loads_with_equal_outputs(fixtu
         assert max_diff(out.prediction_logits, ref["prediction_logits"]) <= FP32_ATOL
     elif report.architecture == "BertForMaskedLM" and fixture != "keras_hub":  # KerasHub's head: see above
         assert max_diff(masked(out.logits, ref), ref["mlm_logits"]) <= FP32_ATOL
+    if "pooled_output" in ref:  # the pooler is written even beside a masked-LM head, which has none
+        pooled = transformers.BertModel.from_pretrained(str(tmp_path / "out")).eval()
+        with torch.no_grad():
+            assert max_diff(pooled(**inputs(ref)).pooler_output, ref["pooled_output"]) <= FP32_ATOL
     if fixture != "tf2_encoder" and fixture != "tf2_pretrainer":  # the converter writes no vocabulary
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "out"))
         assert tokenizer("The cat SAT")["input_ids"] == [4, 7, 9, 11, 5]
