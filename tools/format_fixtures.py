@@ -84,7 +84,9 @@ def versions(*names: str) -> dict[str, str]:
 
 def provenance(command: str) -> dict:
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip())
+    # What this script writes is left out: rewriting one form's files must not mark the next as made from changed code.
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", ".", f":!{os.path.relpath(OUT, ROOT)}"],
+                                cwd=ROOT, capture_output=True, text=True).stdout.strip())
     return {"commit": commit, "uncommitted_changes": dirty,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "machine": f"{platform.processor() or platform.machine()}, {platform.system()} {platform.release()}",
