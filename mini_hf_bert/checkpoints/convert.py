@@ -73,6 +73,7 @@ class ConversionReport:
     skipped_training_state: int
     files: list[str]
     do_lower_case: bool | None = None  # the casing recorded in tokenizer_config.json, if a vocabulary was written
+    config_note: str = ""  # where the config came from, for a form that keeps no BERT config
 
 
 def convert(
@@ -153,6 +154,7 @@ def convert(
         skipped_training_state=len(loaded.skipped),
         files=sorted(os.listdir(dst)),
         do_lower_case=recorded_casing,
+        config_note=resolved.config_note if config_path is None else "",
     )
     logger.info("converted %s -> %s (%s, %d tensors)", src, dst, architecture, report.tensors_written)
     return report

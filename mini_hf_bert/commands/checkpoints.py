@@ -46,6 +46,8 @@ def run_convert(args: argparse.Namespace) -> int:
     print(f"wrote {report.destination}: {report.architecture}, {report.tensors_written} tensors "
           f"({report.skipped_training_state} training-state variables skipped), {casing}; "
           f"files: {', '.join(report.files)}")
+    if report.config_note:  # a form that keeps no BERT config: say where this one came from
+        print(report.config_note)
     return 0
 
 

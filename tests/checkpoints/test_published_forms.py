@@ -365,3 +365,16 @@ def test_from_tf_and_from_flax_read_those_weights_where_pytorch_weights_sit_besi
         mini_hf_bert.BertModel.from_pretrained(os.path.join(FORMATS, "tf_model_h5"), from_flax=True)
     with pytest.raises(ValueError, match="not both"):
         mini_hf_bert.BertModel.from_pretrained(directory, from_tf=True, from_flax=True)
+
+
+@pytest.mark.parametrize("fixture, said", [("tf2_encoder", "config derived from the weights"),
+                                           ("keras_hub", "config from KerasHub's"), ("tf_model_h5", None)])
+def test_the_convert_command_says_where_a_form_s_config_came_from(fixture, said, tmp_path, capsys):
+    from mini_hf_bert.commands.cli import main
+
+    assert main(["convert", os.path.join(FORMATS, fixture), str(tmp_path / "out"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    if said is None:  # config.json beside it: nothing to say
+        assert "config derived" not in out and "config from" not in out
+    else:
+        assert said in out and "hidden_act='gelu_new'" in out
