@@ -378,3 +378,28 @@ def test_the_convert_command_says_where_a_form_s_config_came_from(fixture, said,
         assert "config derived" not in out and "config from" not in out
     else:
         assert said in out and "hidden_act='gelu_new'" in out
+
+
+@pytest.mark.parametrize("fixture", ["tf_model_h5", "flax_msgpack", "keras_hub"])
+def test_a_hub_repo_holding_only_this_form_is_downloaded_and_loaded(fixture, tmp_path, monkeypatch):
+    """Not cached: config.json, then the first weights file the repo has (the PyTorch ones
+    asked for first, as transformers), and a KerasHub preset's head and vocabulary."""
+    import huggingface_hub
+
+    from .test_hub import FakeHub
+
+    directory = os.path.join(FORMATS, fixture)
+    files = {os.path.relpath(os.path.join(root, name), directory): open(os.path.join(root, name), "rb").read()
+             for root, _, names in os.walk(directory) for name in names}
+    fake = FakeHub(files)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake)
+    model = mini_hf_bert.BertModel.from_pretrained(f"someone/{fixture}")
+    assert fake.requests[:5] == ["config.json", "model.safetensors", "model.safetensors.index.json",
+                                 "pytorch_model.bin", "pytorch_model.bin.index.json"]
+    if fixture == "keras_hub":
+        assert {"task.weights.h5", "assets/tokenizer/vocabulary.txt"} <= set(fake.requests)
+    ref = reference(fixture)
+    with torch.no_grad():
+        assert max_diff(model(**inputs(ref)).last_hidden_state, sequence_reference(ref)) <= FP32_ATOL
