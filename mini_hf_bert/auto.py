@@ -21,6 +21,7 @@ import os
 from typing import Any
 
 from .checkpoints.resolve import resolve_config
+from .hub_options import take_transformers_keywords
 from .configuration_bert import BertConfig
 from .validation import ConfigError
 from .file_utils import MAX_METADATA_BYTES, no_remote_code, read_file
@@ -85,6 +86,7 @@ class AutoConfig:
         """``BertConfig.from_pretrained`` after checking the model type; the same sources.
         ``trust_remote_code``: accepted, as by every loader here; True draws a warning."""
         no_remote_code(trust_remote_code, "BertConfig")
+        take_transformers_keywords(overrides, "AutoConfig.from_pretrained")  # token=, code_revision=, ... (hub_options.py)
         source = os.fspath(pretrained_model_name_or_path)
         with resolve_config(source, revision, cache_dir, local_files_only) as path:
             _check_model_type(path)
@@ -116,6 +118,11 @@ class AutoTokenizer:
         ``model_type``) describe a BERT tokenizer. ``use_fast`` is accepted and ignored:
         there is one tokenizer, equal to transformers' fast one."""
         overrides.pop("use_fast", None)
+        config = overrides.pop("config", None)  # transformers picks the tokenizer class from it; here it is BERT's
+        if config is not None and not isinstance(config, BertConfig):
+            raise TypeError(f"AutoTokenizer.from_pretrained: config must be a BertConfig, got {type(config).__name__}; "
+                            f"{_SUPPORTED}")
+        take_transformers_keywords(overrides, "AutoTokenizer.from_pretrained")
         source = os.fspath(pretrained_model_name_or_path)
         if os.path.isdir(source):
             tokenizer_config = os.path.join(source, TOKENIZER_CONFIG_FILE)

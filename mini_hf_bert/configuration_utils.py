@@ -28,11 +28,12 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import torch
 
 from .file_utils import directory_lock, read_json, write_text
+from .hub_options import SaveOptions, no_upload, take_transformers_keywords
 from .validation import ConfigError, check_config, check_model_sizes
 
 logger = logging.getLogger(__name__)
@@ -399,6 +400,7 @@ class PretrainedConfig(Transformers4Fields):
         or a hub id (the local cache, or downloaded as ``from_pretrained`` would).
         ``subfolder``: the config is in this folder of the directory (transformers' argument).
         ``overrides`` replace fields (``num_labels=3``); ``name_or_path`` records the source."""
+        take_transformers_keywords(overrides, f"{cls.__name__}.from_pretrained")  # token=, _from_auto=, ... (hub_options.py)
         source = os.fspath(pretrained_model_name_or_path)
         if subfolder:
             source = os.path.join(source, subfolder)
@@ -407,9 +409,12 @@ class PretrainedConfig(Transformers4Fields):
         config.name_or_path = source
         return config
 
-    def save_pretrained(self, directory: str | os.PathLike) -> str:
+    def save_pretrained(self, directory: str | os.PathLike, push_to_hub: bool = False,
+                        **options: Unpack[SaveOptions]) -> str:
         """Write ``config.json`` into ``directory`` (created if needed), whole or not at all
-        (``file_utils.write_text``); return its path."""
+        (``file_utils.write_text``); return its path. ``push_to_hub`` and transformers' other
+        saving keywords: as ``hub_options.no_upload`` says."""
+        no_upload(options, push_to_hub, f"{type(self).__name__}.save_pretrained")
         path = os.path.join(os.fspath(directory), "config.json")
         os.makedirs(directory, exist_ok=True)
         with directory_lock(directory, exclusive=True):

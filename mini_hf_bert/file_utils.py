@@ -334,12 +334,15 @@ def read_file(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
 # --------------------------------------------------------------------- directories
 
 
-def no_remote_code(trust_remote_code: bool, what: str) -> None:
+def no_remote_code(trust_remote_code: bool | None, what: str) -> None:
     """``trust_remote_code``, accepted from transformers code by every loader alike: True
-    draws one warning saying that nothing runs; anything but a bool is a TypeError.
+    draws one warning saying that nothing runs; None (transformers' default) is False;
+    anything else is a TypeError.
 
     transformers: none (its loaders import a checkpoint's ``auto_map`` modules when it is True)
     """
+    if trust_remote_code is None:  # transformers' own default, where it pops the keyword
+        return
     if not isinstance(trust_remote_code, bool):
         raise TypeError(f"trust_remote_code must be True or False, got {trust_remote_code!r}")
     if trust_remote_code:

@@ -22,7 +22,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from torch import nn
@@ -57,6 +57,7 @@ from .file_utils import (
 )
 from .integrations.model_forwards import ALL_MODEL_FORWARDS, ModelForwardInterface  # noqa: F401  (offered from here)
 from .integrations.sdpa_attention import sdpa_attention_forward
+from .hub_options import SaveOptions, take_transformers_keywords
 from .limits import Limits
 from .masking_utils import get_extended_attention_mask
 from .modeling_outputs import ModelOutput, with_encoder_fields
@@ -577,6 +578,7 @@ class PreTrainedModel(nn.Module):
         private: bool | None = None,
         token: str | bool | None = None,
         variant: str | None = None,
+        **options: Unpack[SaveOptions],
     ) -> None:
         """Write ``config.json`` and the weights to a directory that both mini_hf_bert's and
         transformers' ``from_pretrained`` read.
@@ -612,6 +614,9 @@ class PreTrainedModel(nn.Module):
         single file, shards and index of the format it writes) are replaced; weights of the
         other format are kept, with a warning.
         """
+        take_transformers_keywords(options, f"{type(self).__name__}.save_pretrained")  # save_function=, ...
+        if options:
+            raise TypeError(f"{type(self).__name__}.save_pretrained() got unexpected keyword argument(s) {sorted(options)}")
         save_directory = os.fspath(save_directory)
         if not is_main_process:
             return
@@ -762,14 +767,19 @@ class PreTrainedModel(nn.Module):
             limits: the bounds on what a config may ask to build and a zip may unpack to
                 (``mini_hf_bert.Limits``; None: the defaults). A config past them is refused
                 before anything is built, whatever ``strict`` and ``ignore_mismatched_sizes`` are.
-            **kwargs: arguments of the class's ``__init__`` (``add_pooling_layer=False``)
-                or config fields to override (``hidden_dropout_prob=0.0``). Anything
-                else is a TypeError, so a typo never passes silently.
+            **kwargs: arguments of the class's ``__init__`` (``add_pooling_layer=False``),
+                config fields to override (``hidden_dropout_prob=0.0``), and the other
+                keywords transformers' ``from_pretrained`` takes (``token``,
+                ``generation_config``, ``quantization_config``, ...), each honoured, accepted
+                with no effect or refused as ``hub_options.KEYWORDS`` says. Anything else is
+                a TypeError, so a typo never passes silently.
 
         Returns:
             The model, in eval mode (like transformers); with ``output_loading_info``,
             ``(model, info)``.
         """
+        generation_config = kwargs.pop("generation_config", None)
+        take_transformers_keywords(kwargs, f"{cls.__name__}.from_pretrained")  # token=, _from_auto=, ... (hub_options.py)
         init_params = set(inspect.signature(cls.__init__).parameters) - {"self", "config"}
         init_kwargs = {k: v for k, v in kwargs.items() if k in init_params}
         config_overrides = {k: v for k, v in kwargs.items() if k not in init_params}
@@ -859,6 +869,11 @@ class PreTrainedModel(nn.Module):
 
         if device is not None:
             model.to(device)
+        if generation_config is not None:
+            if not model.can_generate():
+                raise ValueError(f"{cls.__name__}.from_pretrained: generation_config= is for a model that generates "
+                                 f"(BertLMHeadModel); {cls.__name__} does not")
+            model.generation_config = generation_config
         model.eval()
         return (model, info) if output_loading_info else model
 

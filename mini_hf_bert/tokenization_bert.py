@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
+from .hub_options import SaveOptions, no_upload
 from .limits import Limits
 from .tokenization_bert_fast import FastWordPieces, Token
 from .tokenization_bert_files import VOCAB_FILES_NAMES, read_tokenizer_directory, read_vocab_lines, write_tokenizer_directory
@@ -371,12 +372,15 @@ class BertTokenizer(PreTrainedTokenizerBase):
         return tokenizer
 
     def save_pretrained(self, save_directory: str | os.PathLike, legacy_format: bool | None = None,
-                        save_jinja_files: bool = True) -> list[str]:
+                        save_jinja_files: bool = True, push_to_hub: bool = False,
+                        **options: Unpack[SaveOptions]) -> list[str]:
         """Write ``vocab.txt`` and ``tokenizer.json`` (``legacy_format``: True for the first
         only, False for the second only, as transformers 4.x), ``tokenizer_config.json``,
         ``special_tokens_map.json`` and a chat template's ``chat_template.jinja`` (in the
         config with ``save_jinja_files=False``), into ``save_directory`` (created if needed),
-        each whole or not at all (``file_utils``)."""
+        each whole or not at all (``file_utils``). ``push_to_hub`` and transformers' other
+        saving keywords: as ``hub_options.no_upload`` says."""
+        no_upload(options, push_to_hub, f"{type(self).__name__}.save_pretrained")
         return write_tokenizer_directory(self, save_directory, legacy_format, save_jinja_files)
 
     #: The file save_pretrained writes the vocabulary to (transformers' tokenizer tests).

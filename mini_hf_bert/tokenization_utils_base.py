@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict, Unpack
 
 from .file_utils import directory_lock, no_remote_code, read_json, unfinished_move_in
+from .hub_options import take_transformers_keywords
 from .limits import Limits
 from .progress import progress_bar
 from .wordpiece_trainer import learn_wordpiece
@@ -1450,6 +1451,7 @@ class PreTrainedTokenizerBase:
         ``overrides`` are ``__init__`` arguments (``do_lower_case=False``). ``trust_remote_code``:
         accepted, as by every loader here; True draws a warning (no code is ever run)."""
         no_remote_code(trust_remote_code, cls.__name__)
+        take_transformers_keywords(overrides, f"{cls.__name__}.from_pretrained")  # token=, _from_auto=, ... (hub_options.py)
         for key in overrides:  # as transformers: BertTokenizer(add_special_tokens=True) is a mistake
             if callable(getattr(cls, key, None)):
                 raise ConflictingArgumentError(f"{key} conflicts with the method {key} in {cls.__name__}")

@@ -78,6 +78,15 @@ def render() -> str:
               "Where mini_hf_bert behaves otherwise than transformers by choice; each test shows the difference",
               "(and fails if it goes away unnoticed).", "", "| difference | why | test |", "| --- | --- | --- |"]
     lines += [f"| {what} | {why} | `{test}` |" for what, why, test in differences]
+    from mini_hf_bert.hub_options import KEYWORDS
+
+    lines += ["", "## The keywords of transformers' loaders and savers", "",
+              "Every keyword of transformers' `from_pretrained` and `save_pretrained` (models, configs, tokenizers, the",
+              "Auto classes; 5.x and 4.57.6, read from their signatures at test time by",
+              "`tests/core/test_loader_keywords.py` and `tests_transformers4/test_loader_keywords_4x.py`), and what it",
+              "does here (`mini_hf_bert/hub_options.py`): honoured; accepted with no effect; or refused when set, its",
+              "default accepted.", "", "| keyword | here | why |", "| --- | --- | --- |"]
+    lines += [f"| `{name}` | {status} | {why.replace('|', '/')} |" for name, (status, why) in sorted(KEYWORDS.items())]
     for name, source in sources.items():
         left_out = getattr(modules[name], "OUT_OF_SCOPE", {})
         if not left_out:
