@@ -8,12 +8,10 @@ from __future__ import annotations
 import pytest
 import transformers
 
-from mini_hf_bert.hub_options import KEYWORDS, REFUSED_WHEN_SET
+from mini_hf_bert.hub_options import KEYWORDS
 from tests.core.test_loader_keywords import (
-    OWN_DEFAULTS,
-    keywords_and_defaults,
+    check_every_keyword,
     missing_rows,
-    ours,
     saved,  # noqa: F401  (a fixture)
     transformers_loaders,
 )
@@ -28,14 +26,5 @@ def test_every_keyword_of_4_57_6_loaders_and_savers_has_a_row():
 
 
 @pytest.mark.parametrize("loader", list(transformers_loaders(transformers)))
-def test_our_counterpart_takes_every_4x_keyword_at_its_default(loader, saved, tmp_path):  # noqa: F811
-    call = ours(loader, saved, tmp_path)
-    for name, default in keywords_and_defaults(transformers_loaders(transformers)[loader]).items():
-        value = OWN_DEFAULTS.get(name, default)
-        try:
-            call(**{name: value})
-        except Exception as e:  # noqa: BLE001 - any refusal of a default is the failure reported
-            pytest.fail(f"{loader}: {name}={value!r} (4.57.6's default) is refused: {type(e).__name__}: {e}")
-        if KEYWORDS[name][0] == REFUSED_WHEN_SET:
-            with pytest.raises(ValueError, match=rf"{name}='set' cannot be honoured here: "):
-                call(**{name: "set"})
+def test_our_counterpart_takes_every_4x_keyword_and_refuses_the_refused_ones_when_set(loader, saved, tmp_path):  # noqa: F811
+    check_every_keyword(transformers, loader, saved, tmp_path)

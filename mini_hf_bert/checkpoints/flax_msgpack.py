@@ -20,6 +20,7 @@ import torch
 
 from ..limits import Limits, size_text
 from .errors import CheckpointError
+from .layout import WEIGHT_DTYPE_NAMES
 
 #: Flax's extension type codes (flax.serialization._MsgpackExtType).
 NDARRAY_EXT, COMPLEX_EXT, SCALAR_EXT = 1, 2, 3
@@ -27,12 +28,8 @@ NDARRAY_EXT, COMPLEX_EXT, SCALAR_EXT = 1, 2, 3
 MAX_DEPTH = 32
 #: More dimensions than any weight has; a shape past it is not a BERT parameter.
 MAX_RANK = 8
-#: numpy's dtype names (and JAX's bfloat16) -> torch.
-DTYPES: dict[str, torch.dtype] = {
-    "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
-    "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8,
-    "bool": torch.bool,
-}
+#: numpy's dtype names (JAX's and ml_dtypes' bfloat16 among them) -> torch.
+DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in WEIGHT_DTYPE_NAMES}
 CHUNKED = "__msgpack_chunked_array__"
 
 

@@ -25,15 +25,12 @@ from dataclasses import dataclass
 import torch
 
 from .errors import CheckpointError
+from .layout import WEIGHT_DTYPE_NAMES
 
 #: Groups and datasets one file may hold: bert-large's tf_model.h5 has under 1,000.
 MAX_OBJECTS = 100_000
-#: numpy dtype names -> torch (what weights are stored as).
-DTYPES: dict[str, torch.dtype] = {
-    "float32": torch.float32, "float16": torch.float16, "float64": torch.float64, "bfloat16": torch.bfloat16,
-    "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8,
-    "bool": torch.bool,
-}
+#: numpy's dtype names (JAX's and ml_dtypes' bfloat16 among them) -> torch.
+DTYPES: dict[str, torch.dtype] = {name: getattr(torch, name) for name in WEIGHT_DTYPE_NAMES}
 
 
 def require_h5py(path: str):

@@ -21,3 +21,7 @@ FLAX_WEIGHTS_NAME = "flax_model.msgpack"
 KERAS_HUB_WEIGHTS_NAME = "model.weights.h5"
 KERAS_HUB_TASK_WEIGHTS_NAME = "task.weights.h5"
 OTHER_WEIGHTS_FILE_NAMES = (TF_WEIGHTS_NAME, FLAX_WEIGHTS_NAME, KERAS_HUB_WEIGHTS_NAME)
+
+#: The dtypes weights are stored in, by numpy's names, which are torch's too (``torch.bfloat16``
+#: is JAX's and ml_dtypes' ``bfloat16``): what the HDF5 and msgpack readers turn into tensors.
+WEIGHT_DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool")

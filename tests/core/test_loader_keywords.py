@@ -104,22 +104,22 @@ OWN_DEFAULTS = {"_configuration_file": None, "save_function": None, "max_shard_s
                 "generation_config": None, "config": None, "state_dict": None}
 
 
-@pytest.mark.parametrize("loader", list(transformers_loaders(transformers)))
-def test_our_counterpart_takes_every_keyword_at_transformers_default(loader, saved, tmp_path):
+def check_every_keyword(module, loader: str, saved: str, tmp_path) -> None:
+    """Our counterpart of ``module``'s ``loader`` takes each of its keywords at ``module``'s
+    default, and refuses a refused-when-set one, set, in one error naming it."""
     call = ours(loader, saved, tmp_path)
-    for name, default in keywords_and_defaults(transformers_loaders(transformers)[loader]).items():
+    for name, default in keywords_and_defaults(transformers_loaders(module)[loader]).items():
         value = OWN_DEFAULTS.get(name, default)
         try:
             call(**{name: value})
         except Exception as e:  # noqa: BLE001 - any refusal of a default is the failure reported
-            pytest.fail(f"{loader}: {name}={value!r} (transformers' default) is refused: {type(e).__name__}: {e}")
+            pytest.fail(f"{loader}: {name}={value!r} (transformers {module.__version__}'s default) is refused: "
+                        f"{type(e).__name__}: {e}")
+        if KEYWORDS[name][0] == REFUSED_WHEN_SET:
+            with pytest.raises(ValueError, match=rf"{name}='set' cannot be honoured here: "):
+                call(**{name: "set"})
 
 
 @pytest.mark.parametrize("loader", list(transformers_loaders(transformers)))
-def test_a_keyword_refused_when_set_is_refused_in_one_error_naming_it(loader, saved, tmp_path):
-    call = ours(loader, saved, tmp_path)
-    for name in keywords_and_defaults(transformers_loaders(transformers)[loader]):
-        if KEYWORDS[name][0] != REFUSED_WHEN_SET:
-            continue
-        with pytest.raises(ValueError, match=rf"{name}='set' cannot be honoured here: "):
-            call(**{name: "set"})
+def test_our_counterpart_takes_every_keyword_and_refuses_the_refused_ones_when_set(loader, saved, tmp_path):
+    check_every_keyword(transformers, loader, saved, tmp_path)
