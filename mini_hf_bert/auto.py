@@ -122,7 +122,9 @@ class AutoTokenizer:
         if config is not None and not isinstance(config, BertConfig):
             raise TypeError(f"AutoTokenizer.from_pretrained: config must be a BertConfig, got {type(config).__name__}; "
                             f"{_SUPPORTED}")
+        trust_remote_code = overrides.pop("trust_remote_code", False)  # BertTokenizer.from_pretrained's to check
         take_transformers_keywords(overrides, "AutoTokenizer.from_pretrained")
+        overrides["trust_remote_code"] = trust_remote_code
         source = os.fspath(pretrained_model_name_or_path)
         if os.path.isdir(source):
             tokenizer_config = os.path.join(source, TOKENIZER_CONFIG_FILE)
