@@ -81,14 +81,15 @@ class AutoConfig:
         cache_dir: str | os.PathLike | None = None,
         local_files_only: bool = False,
         trust_remote_code: bool = False,
+        token: str | bool | None = None,
         **overrides: Any,
     ) -> BertConfig:
         """``BertConfig.from_pretrained`` after checking the model type; the same sources.
         ``trust_remote_code``: accepted, as by every loader here; True draws a warning."""
         no_remote_code(trust_remote_code, "BertConfig")
-        take_transformers_keywords(overrides, "AutoConfig.from_pretrained")  # token=, code_revision=, ... (hub_options.py)
+        token = take_transformers_keywords(overrides, "AutoConfig.from_pretrained", token)  # code_revision=, ...
         source = os.fspath(pretrained_model_name_or_path)
-        with resolve_config(source, revision, cache_dir, local_files_only) as path:
+        with resolve_config(source, revision, cache_dir, local_files_only, token) as path:
             _check_model_type(path)
             config = BertConfig.from_json_file(path, **overrides)
         config.name_or_path = source
@@ -123,8 +124,8 @@ class AutoTokenizer:
             raise TypeError(f"AutoTokenizer.from_pretrained: config must be a BertConfig, got {type(config).__name__}; "
                             f"{_SUPPORTED}")
         trust_remote_code = overrides.pop("trust_remote_code", False)  # BertTokenizer.from_pretrained's to check
-        take_transformers_keywords(overrides, "AutoTokenizer.from_pretrained")
-        overrides["trust_remote_code"] = trust_remote_code
+        token = take_transformers_keywords(overrides, "AutoTokenizer.from_pretrained", overrides.pop("token", None))
+        overrides.update(trust_remote_code=trust_remote_code, token=token)
         source = os.fspath(pretrained_model_name_or_path)
         if os.path.isdir(source):
             tokenizer_config = os.path.join(source, TOKENIZER_CONFIG_FILE)
@@ -157,7 +158,9 @@ class _BaseAutoModel:
         if kwargs.get("config") is None:
             # The model type is checked before anything is built, whatever the source form.
             source = os.fspath(pretrained_model_name_or_path)
-            hub = {k: kwargs[k] for k in ("revision", "cache_dir", "local_files_only") if k in kwargs}
+            hub = {k: kwargs[k] for k in ("revision", "cache_dir", "local_files_only", "token") if k in kwargs}
+            if kwargs.get("use_auth_token") is not None:  # transformers 4.x's name for token
+                hub["token"] = kwargs["use_auth_token"]
             with resolve_config(source, **hub) as path:
                 _check_model_type(path)
         return cls._model_class.from_pretrained(pretrained_model_name_or_path, **kwargs)

@@ -162,7 +162,8 @@ class PretrainedConfig(Transformers4Fields):
     sub_configs: ClassVar[dict] = {}  # transformers' composite configs name theirs here
     #: How ``from_pretrained`` finds a checkpoint's config file, given by the subclass (its
     #: module is the one that imports the checkpoint readers: the import chain stays short).
-    resolve_config: ClassVar[Callable[[str, str, str | os.PathLike | None, bool], AbstractContextManager[str]]]
+    resolve_config: ClassVar[Callable[[str, str, str | os.PathLike | None, bool, str | bool | None],
+                                      AbstractContextManager[str]]]
 
     # --- output defaults (each forward's output_* / return_dict arguments fall back to these)
     output_attentions: bool = False
@@ -393,6 +394,7 @@ class PretrainedConfig(Transformers4Fields):
         cache_dir: str | os.PathLike | None = None,
         local_files_only: bool = False,
         subfolder: str = "",
+        token: str | bool | None = None,
         **overrides: Any,
     ) -> PretrainedConfig:
         """Read the config of a checkpoint: a directory with ``config.json`` (or Google's
@@ -400,11 +402,11 @@ class PretrainedConfig(Transformers4Fields):
         or a hub id (the local cache, or downloaded as ``from_pretrained`` would).
         ``subfolder``: the config is in this folder of the directory (transformers' argument).
         ``overrides`` replace fields (``num_labels=3``); ``name_or_path`` records the source."""
-        take_transformers_keywords(overrides, f"{cls.__name__}.from_pretrained")  # token=, _from_auto=, ... (hub_options.py)
+        token = take_transformers_keywords(overrides, f"{cls.__name__}.from_pretrained", token)  # _from_auto=, ...
         source = os.fspath(pretrained_model_name_or_path)
         if subfolder:
             source = os.path.join(source, subfolder)
-        with cls.resolve_config(source, revision, cache_dir, local_files_only) as path:
+        with cls.resolve_config(source, revision, cache_dir, local_files_only, token) as path:
             config = cls.from_json_file(path, **overrides)
         config.name_or_path = source
         return config

@@ -76,9 +76,9 @@ KEYWORDS: dict[str, tuple[str, str]] = {
     "cache_dir": (HONOURED, "the hub cache to read or fill"),
     "local_files_only": (HONOURED, "never download"),
     "subfolder": (HONOURED, "the checkpoint's folder inside the directory"),
-    "token": (NO_EFFECT, "not forwarded yet: a download authenticates with huggingface_hub's stored token "
-                         "(HF_TOKEN, or `hf auth login`); a local or cached checkpoint needs none"),
-    "use_auth_token": (NO_EFFECT, "transformers 4.x's name for token"),
+    "token": (HONOURED, "what a download authenticates with (None: huggingface_hub's stored one); a local or "
+                        "cached checkpoint needs none"),
+    "use_auth_token": (HONOURED, "transformers 4.x's name for token"),
     "force_download": (REFUSED_WHEN_SET, "a cached snapshot is always read; delete it to download again"),
     "proxies": (NO_EFFECT, "huggingface_hub >= 1.0 takes no proxies argument; it reads HTTP(S)_PROXY"),
     "resume_download": (NO_EFFECT, "deprecated upstream: huggingface_hub always resumes"),
@@ -160,15 +160,18 @@ KEYWORDS: dict[str, tuple[str, str]] = {
 UNSET: dict[str, Any] = {"weights_only": True, "tokenizer_type": "bert", "adapter_name": "default"}
 
 
-def take_transformers_keywords(kwargs: dict[str, Any], what: str) -> None:
+def take_transformers_keywords(kwargs: dict[str, Any], what: str, token: str | bool | None = None) -> str | bool | None:
     """Remove from a call's ``kwargs`` every keyword of ``KEYWORDS`` that the loader does not
     name itself: ``HubOptions`` checked, those with no effect dropped (``proxies`` with a
     warning, as it asks for something), the refused ones accepted at their unset value
     (None, False, ``UNSET``'s) and otherwise one error naming the keyword and why. What is
-    left is the loader's own (config fields, ``__init__`` arguments). ``what`` names the loader."""
-    token = kwargs.get("token") if kwargs.get("token") is not None else kwargs.get("use_auth_token")
-    if kwargs.get("token") is not None and kwargs.get("use_auth_token") is not None:
+    left is the loader's own (config fields, ``__init__`` arguments). ``what`` names the
+    loader; ``token`` is the one it was given, and the token to use is returned (4.x's
+    ``use_auth_token`` where that was given instead)."""
+    legacy = kwargs.pop("use_auth_token", None)
+    if token is not None and legacy is not None:
         raise ValueError(f"{what}: pass token= or use_auth_token= (transformers 4.x's name), not both")
+    token = token if token is not None else legacy
     if token is not None and not isinstance(token, (str, bool)):
         raise TypeError(f"{what}: token must be a str, True or False, got {type(token).__name__}")
     if kwargs.get("proxies"):
@@ -180,6 +183,7 @@ def take_transformers_keywords(kwargs: dict[str, Any], what: str) -> None:
         if KEYWORDS[key][0] == NO_EFFECT or unset or (key in UNSET and value == UNSET[key]):
             continue
         raise ValueError(f"{what}: {key}={value!r} cannot be honoured here: {KEYWORDS[key][1]}")
+    return token
 
 
 def no_upload(options: dict[str, Any], push_to_hub: bool, what: str) -> None:

@@ -704,6 +704,7 @@ class PreTrainedModel(nn.Module):
         variant: str | None = None,
         from_tf: bool = False,
         from_flax: bool = False,
+        token: str | bool | None = None,
         limits: Limits | None = None,
         **kwargs: Any,
     ):
@@ -738,9 +739,10 @@ class PreTrainedModel(nn.Module):
                 checkpoint lacks them, are newly initialised with transformers' warning
                 naming them, whatever ``strict`` is.
             output_loading_info: also return a dict of missing / unexpected / mismatched keys.
-            revision / cache_dir / local_files_only: for hub ids, as in transformers: the
-                branch, tag or commit; the cache to use instead of ``$HF_HUB_CACHE``; never
-                download.
+            revision / cache_dir / local_files_only / token: for hub ids, as in transformers:
+                the branch, tag or commit; the cache to use instead of ``$HF_HUB_CACHE``; never
+                download; what a download authenticates with (``use_auth_token``, 4.x's name,
+                too).
             device_map: the one device to put the model on: ``"cpu"``, ``"cuda"``,
                 ``"cuda:1"``, ``1``, a ``torch.device``, ``{"": device}``, or ``"auto"`` (the
                 accelerator if there is one, else the CPU). Splitting a model over several
@@ -779,7 +781,7 @@ class PreTrainedModel(nn.Module):
             ``(model, info)``.
         """
         generation_config = kwargs.pop("generation_config", None)
-        take_transformers_keywords(kwargs, f"{cls.__name__}.from_pretrained")  # token=, _from_auto=, ... (hub_options.py)
+        token = take_transformers_keywords(kwargs, f"{cls.__name__}.from_pretrained", token)  # _from_auto=, ... (hub_options.py)
         init_params = set(inspect.signature(cls.__init__).parameters) - {"self", "config"}
         init_kwargs = {k: v for k, v in kwargs.items() if k in init_params}
         config_overrides = {k: v for k, v in kwargs.items() if k not in init_params}
@@ -831,7 +833,7 @@ class PreTrainedModel(nn.Module):
         with directory_lock(os.path.join(source, subfolder) if subfolder else source, exclusive=False):
             resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only,
                                           use_safetensors, variant, subfolder, limits,
-                                          framework="tf" if from_tf else "flax" if from_flax else None)
+                                          framework="tf" if from_tf else "flax" if from_flax else None, token=token)
             try:
                 config_source = "config=" if config is not None else resolved.config_path or resolved.config_note
                 if config is None and resolved.derived_config is not None:  # a form that keeps no BERT config

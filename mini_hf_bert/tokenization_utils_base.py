@@ -1441,7 +1441,7 @@ class PreTrainedTokenizerBase:
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *, revision: str = "main",
                         cache_dir: str | os.PathLike | None = None, local_files_only: bool = False,
-                        subfolder: str = "", trust_remote_code: bool = False,
+                        subfolder: str = "", trust_remote_code: bool = False, token: str | bool | None = None,
                         **overrides: Any) -> PreTrainedTokenizerBase:
         """Load from a directory with ``vocab.txt`` (and ``tokenizer_config.json``) or
         ``tokenizer.json``; a Google checkpoint directory (``vocab.txt`` beside
@@ -1451,11 +1451,11 @@ class PreTrainedTokenizerBase:
         ``overrides`` are ``__init__`` arguments (``do_lower_case=False``). ``trust_remote_code``:
         accepted, as by every loader here; True draws a warning (no code is ever run)."""
         no_remote_code(trust_remote_code, cls.__name__)
-        take_transformers_keywords(overrides, f"{cls.__name__}.from_pretrained")  # token=, _from_auto=, ... (hub_options.py)
+        token = take_transformers_keywords(overrides, f"{cls.__name__}.from_pretrained", token)  # _from_auto=, ...
         for key in overrides:  # as transformers: BertTokenizer(add_special_tokens=True) is a mistake
             if callable(getattr(cls, key, None)):
                 raise ConflictingArgumentError(f"{key} conflicts with the method {key} in {cls.__name__}")
-        directory = _tokenizer_directory(pretrained_model_name_or_path, revision, cache_dir, local_files_only)
+        directory = _tokenizer_directory(pretrained_model_name_or_path, revision, cache_dir, local_files_only, token)
         if subfolder:
             if not isinstance(subfolder, str) or os.path.isabs(subfolder) or ".." in subfolder.replace("\\", "/").split("/"):
                 raise ValueError(f"subfolder={subfolder!r}: expected a folder name inside the tokenizer's directory")
@@ -1589,7 +1589,7 @@ def _added_tokens_of_config(path: str, config: dict) -> tuple[list[tuple[int, Ad
 
 
 def _tokenizer_directory(path: str | os.PathLike, revision: str = "main", cache_dir: str | os.PathLike | None = None,
-                         local_files_only: bool = False) -> str:
+                         local_files_only: bool = False, token: str | bool | None = None) -> str:
     """The directory holding a tokenizer's files: a local directory, or a hub id's snapshot."""
     source = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
     if not isinstance(source, str):
@@ -1603,7 +1603,8 @@ def _tokenizer_directory(path: str | os.PathLike, revision: str = "main", cache_
 
     if looks_like_hub_id(source):
         try:
-            return resolve_hub_id(source, revision, cache_dir, local_files_only, required=("vocab.txt", "tokenizer.json"))
+            return resolve_hub_id(source, revision, cache_dir, local_files_only, required=("vocab.txt", "tokenizer.json"),
+                                  token=token)
         except CheckpointError as e:
             raise FileNotFoundError(f"{source}: no such local directory, and as a hub id: {e}") from None
     raise FileNotFoundError(f"{source}: no such directory (and not a hub model id)")

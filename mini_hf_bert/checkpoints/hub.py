@@ -168,13 +168,15 @@ def resolve_hub_id(
     local_files_only: bool = False,
     required: tuple[str, ...] | None = None,
     read_index: Callable[[str], dict[str, str]] | None = None,
+    token: str | bool | None = None,
 ) -> str:
     """A local directory holding ``repo_id``'s config and weights (or, with ``required``, one
     of those files, e.g. a tokenizer's): from the cache, or downloaded.
 
     ``read_index`` reads a sharded checkpoint's ``*.index.json`` into its weight map, to
     know the shards to download (``hf_format.read_index_file``, which ``resolve`` passes):
-    this module reads no checkpoint format itself, so it stays below the format readers."""
+    this module reads no checkpoint format itself, so it stays below the format readers.
+    ``token``: what a download authenticates with (huggingface_hub's stored one when None)."""
     if required is None and read_index is None:  # a caller's mistake: said before any lookup or download
         raise TypeError("resolve_hub_id: a whole checkpoint (no required files) needs read_index, "
                         "the reader of a sharded checkpoint's index (hf_format.read_index_file)")
@@ -196,11 +198,11 @@ def resolve_hub_id(
             f"{where}, and huggingface_hub is not installed to download it "
             f"(pip install huggingface_hub, or pass a local directory)"
         ) from None
-    return _download(huggingface_hub, repo_id, revision, cache_dir, where, required, read_index)
+    return _download(huggingface_hub, repo_id, revision, cache_dir, where, required, read_index, token)
 
 
 def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str, required,
-              read_index: Callable[[str], dict[str, str]] | None) -> str:
+              read_index: Callable[[str], dict[str, str]] | None, token: str | bool | None = None) -> str:
     """Fetch what a checkpoint needs -- config.json, the first weights file the repo has
     (safetensors first, as transformers) and its shards -- or, with ``required``, the first
     of those files the repo has; then the tokenizer files present. Returns the snapshot."""
@@ -211,7 +213,9 @@ def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, wher
     def fetch(filename: str, optional: bool = False) -> str | None:
         asked.add(filename)
         try:
-            return huggingface_hub.hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir)
+            authenticated = {} if token is None else {"token": token}  # None: huggingface_hub's stored token
+            return huggingface_hub.hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir,
+                                                   **authenticated)
         except EntryNotFoundError:
             if optional:
                 return None

@@ -405,3 +405,37 @@ def test_a_hub_repo_holding_only_this_form_is_downloaded_and_loaded(fixture, tmp
     ref = reference(fixture)
     with torch.no_grad():
         assert max_diff(model(**inputs(ref)).last_hidden_state, sequence_reference(ref)) <= FP32_ATOL
+
+
+def test_a_token_given_to_any_loader_reaches_the_download(tmp_path, monkeypatch):
+    """token= (and 4.x's use_auth_token=) is what huggingface_hub downloads with."""
+    import huggingface_hub
+
+    from .test_hub import FakeHub
+
+    class RecordingHub(FakeHub):
+        def __call__(self, repo_id, filename, *, revision=None, cache_dir=None, token=None):
+            self.tokens = getattr(self, "tokens", set()) | {token}
+            from .test_hub import COMMIT
+            cached = os.path.join(cache_dir, "models--" + repo_id.replace("/", "--"), "snapshots", COMMIT, filename)
+            if os.path.lexists(cached):  # fetched before (AutoModel reads the config, then the model)
+                return cached
+            return super().__call__(repo_id, filename, revision=revision, cache_dir=cache_dir)
+
+    directory = os.path.join(FORMATS, "tf_model_h5")
+    files = {name: open(os.path.join(directory, name), "rb").read() for name in os.listdir(directory)}
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    for number, load in enumerate((
+            lambda repo: mini_hf_bert.BertModel.from_pretrained(repo, token="hf_secret"),
+            lambda repo: mini_hf_bert.AutoModel.from_pretrained(repo, use_auth_token="hf_secret"),
+            lambda repo: mini_hf_bert.AutoConfig.from_pretrained(repo, token="hf_secret"),
+            lambda repo: mini_hf_bert.BertConfig.from_pretrained(repo, use_auth_token="hf_secret"),
+            lambda repo: mini_hf_bert.AutoTokenizer.from_pretrained(repo, use_auth_token="hf_secret"),
+            lambda repo: mini_hf_bert.BertTokenizer.from_pretrained(repo, token="hf_secret"))):
+        fake = RecordingHub(files)
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / f"cache{number}"))  # each load downloads
+        monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake)
+        load(f"someone/private-{number}")
+        assert fake.tokens == {"hf_secret"}, number
+    with pytest.raises(ValueError, match="not both"):
+        mini_hf_bert.BertModel.from_pretrained("someone/x", token="a", use_auth_token="b")
