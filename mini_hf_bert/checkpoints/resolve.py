@@ -151,6 +151,8 @@ def resolve_checkpoint(
         return _resolve_zip(source, Limits.given(limits))
     if os.path.isfile(source) and (detected := detect_file(source)) is not None:
         return _resolve_form(*detected, source)
+    if os.path.exists(source) and not os.path.isdir(source) and not os.path.isfile(source):
+        check_regular_file(source)  # a named pipe or a device: refused by what it is, unread
     if os.path.isfile(source):
         raise CheckpointError(
             f"{source}: is a file that is neither a checkpoint directory, a TensorFlow checkpoint "
@@ -682,6 +684,7 @@ class FormReader:
     # Each form lists its entries.
 
     def _open_tf_model_h5(self) -> None:
+        check_regular_file(self.path)  # a named pipe would block the HDF5 library forever
         weights = HDF5Weights(self.path, _keras2_weight_name)
         self._readers[""] = weights
         self.entries = [FormEntry(name, e.dataset, e.shape, e.dtype_name) for name, e in weights.entries.items()]
@@ -690,8 +693,9 @@ class FormReader:
         self.where = os.path.join(self.path, KERAS_HUB_WEIGHTS_NAME)
         for file_name in (KERAS_HUB_WEIGHTS_NAME, KERAS_HUB_TASK_WEIGHTS_NAME):
             file_path = os.path.join(self.path, file_name)
-            if file_name == KERAS_HUB_TASK_WEIGHTS_NAME and not os.path.isfile(file_path):
+            if file_name == KERAS_HUB_TASK_WEIGHTS_NAME and not os.path.lexists(file_path):
                 continue  # a backbone preset has no task
+            check_regular_file(file_path)
             weights = HDF5Weights(file_path, lambda dataset, f=file_name: _keras3_weight_name(f, dataset))
             self._readers[file_name] = weights
             for name, e in weights.entries.items():
@@ -699,6 +703,7 @@ class FormReader:
                                               training_state=e.dataset.startswith("optimizer/")))
 
     def _open_flax_msgpack(self) -> None:
+        check_regular_file(self.path)
         tensors = read_flax_msgpack(self.path, self.limits)
         if tensors and all(name.split("/", 1)[0] in ("embeddings", "encoder", "pooler") for name in tensors):
             tensors = {f"bert/{name}": t for name, t in tensors.items()}  # FlaxBertModel: the encoder at the top

@@ -220,3 +220,21 @@ def test_limits_must_be_a_limits(tmp_path):
     _with_config(tmp_path)
     with pytest.raises(TypeError, match=r"limits must be a mini_hf_bert.Limits, got dict"):
         mini_hf_bert.BertModel.from_pretrained(tmp_path, limits={"model_bytes": 1})
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX feature")
+def test_a_named_pipe_among_a_published_form_s_files_is_refused_naming_it(tmp_path):
+    """libhdf5 and msgpack would wait forever on a pipe: each form's files are checked first."""
+    import shutil
+
+    from ..paths import FIXTURES
+
+    preset = tmp_path / "keras_hub"
+    shutil.copytree(os.path.join(FIXTURES, "formats", "keras_hub"), preset)
+    os.remove(preset / "task.weights.h5")
+    os.mkfifo(preset / "task.weights.h5")
+    os.mkfifo(tmp_path / "weights.msgpack")
+    for source, named in ((preset, preset / "task.weights.h5"), (tmp_path / "weights.msgpack", tmp_path / "weights.msgpack")):
+        raised = _within(REFUSAL_SECONDS, lambda: mini_hf_bert.BertModel.from_pretrained(source))
+        assert isinstance(raised, CheckpointError), raised
+        assert f"{named}: is a named pipe, not a regular file" in str(raised)
