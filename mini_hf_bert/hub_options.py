@@ -29,24 +29,6 @@ NO_EFFECT = "accepted, no effect"
 REFUSED_WHEN_SET = "refused when set"
 
 
-class HubOptions(TypedDict, total=False):
-    """Where a checkpoint's files come from, as every transformers loader takes it, beyond
-    the ``revision``, ``cache_dir``, ``local_files_only`` and ``subfolder`` that the loaders
-    here name themselves (``KEYWORDS`` says what each does here; ``take_transformers_keywords``
-    checks and removes them from a call's keywords)."""
-
-    token: str | bool | None  # the hub token a download authenticates with
-    use_auth_token: str | bool | None  # transformers 4.x's name for token
-    force_download: bool  # download again, even when the cache holds the files
-    proxies: dict[str, str] | None
-    resume_download: bool | None  # deprecated upstream: downloads always resume
-    code_revision: str | None  # the revision of remote code, which never runs here
-    mirror: str | None  # removed upstream long ago
-    _commit_hash: str | None  # transformers' bookkeeping between its own calls
-    _from_auto: bool
-    _from_pipeline: str | None
-
-
 class SaveOptions(TypedDict, total=False):
     """What transformers' ``save_pretrained`` methods take beyond the savers' own parameters
     here; each has no effect or is refused when set (``KEYWORDS``)."""
@@ -162,7 +144,7 @@ UNSET: dict[str, Any] = {"weights_only": True, "tokenizer_type": "bert", "adapte
 
 def take_transformers_keywords(kwargs: dict[str, Any], what: str, token: str | bool | None = None) -> str | bool | None:
     """Remove from a call's ``kwargs`` every keyword of ``KEYWORDS`` that the loader does not
-    name itself: ``HubOptions`` checked, those with no effect dropped (``proxies`` with a
+    name itself: ``token`` / ``use_auth_token`` checked, those with no effect dropped (``proxies`` with a
     warning, as it asks for something), the refused ones accepted at their unset value
     (None, False, ``UNSET``'s) and otherwise one error naming the keyword and why. What is
     left is the loader's own (config fields, ``__init__`` arguments). ``what`` names the
