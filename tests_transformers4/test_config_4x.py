@@ -84,3 +84,16 @@ def test_torchscript_config_traces_saves_and_loads_as_4x(model_name, tmp_path):
     with torch.no_grad():
         for a, b in zip(loaded(ids), theirs(ids)):
             assert (a - b).abs().max() < FP32_ATOL
+
+
+def test_pruned_heads_that_is_not_a_layer_map_is_refused_where_4x_stores_it():
+    """A kept difference (docs/conformance.md): 4.57.6's config stores any value for
+    ``pruned_heads`` (its ConfigTester sets one that is not a layer map), and the model built
+    from it then fails in prune_heads with a TypeError naming neither the field nor the value;
+    ours refuses the config, naming both."""
+    bad = {"a": 1}
+    assert transformers.BertConfig(**CONFIG, pruned_heads=bad).pruned_heads == bad
+    with pytest.raises(TypeError):
+        transformers.BertModel(transformers.BertConfig(**CONFIG, pruned_heads=bad))
+    with pytest.raises(mini_hf_bert.ConfigError, match=r"pruned_heads must map layer -> list of head indices.*'a'"):
+        mini_hf_bert.BertConfig(**CONFIG, pruned_heads=bad)

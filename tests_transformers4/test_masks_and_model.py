@@ -82,3 +82,31 @@ def test_the_padding_warning_is_given_when_transformers_4_gives_it(ids, caplog):
             model(torch.tensor(ids))
         said[name] = "We strongly recommend passing in an `attention_mask`" in caplog.text
     assert said["ours"] == said["theirs"] == (ids[0][0] == 0 or ids[0][-1] == 0), said
+
+
+def test_the_padding_warning_is_on_our_logger_not_transformers():
+    """A kept difference (docs/conformance.md): 4.57.6's own test of this warning
+    (test_for_warning_if_padding_and_no_attention_mask) captures transformers'
+    ``transformers.modeling_utils`` logger; ours warns on ``mini_hf_bert.validation``, so that
+    capture sees nothing from our model, and a capture of our logger sees the warning.
+    (The capture is testing_utils.CaptureLogger's: a stream handler on the logger. That module
+    is not imported here: it imports datasets, which needs a newer huggingface_hub than 4.x's.)"""
+    import io
+    import logging
+
+    from mini_hf_bert import validation
+
+    ours = mini_hf_bert.BertModel(mini_hf_bert.BertConfig(**CONFIG)).eval()
+    ids = torch.tensor([[0, 6, 7]])
+    theirs_logger = transformers.utils.logging.get_logger("transformers.modeling_utils")
+    for logger, expected in ((theirs_logger, False), (validation.logger, True)):
+        validation._warn_once.cache_clear()
+        stream = io.StringIO()
+        handler = logging.StreamHandler(stream)
+        logger.addHandler(handler)
+        try:
+            with torch.no_grad():
+                ours(ids)
+        finally:
+            logger.removeHandler(handler)
+        assert ("We strongly recommend passing in an `attention_mask`" in stream.getvalue()) is expected, logger.name

@@ -27,4 +27,28 @@ KEPT_DIFFERENCES = (
      "4.57.6's fast tokenizer types it 0 throughout",
      "5.x is the tokenizer this one is held equal to (tests/core/test_tokenizer.py)",
      "tests_transformers4/test_tokenizer_4x.py::test_encode_plus_equals_4x"),
+    ("The warning for padding without an attention mask is logged on mini_hf_bert's logger "
+     "(`mini_hf_bert.validation`), so a capture of transformers' `transformers.modeling_utils` logger, where 4.57.6's "
+     "`test_for_warning_if_padding_and_no_attention_mask` looks, does not see it",
+     "the library's warnings carry its own name, so that its logging settings govern them and transformers need not "
+     "be installed; the same inputs warn in both libraries (tests_transformers4/test_masks_and_model.py)",
+     "tests_transformers4/test_masks_and_model.py::test_the_padding_warning_is_on_our_logger_not_transformers"),
+    ("`BertConfig(pruned_heads=...)` with a value that is not a map of layer to head indices (4.57.6's ConfigTester "
+     "sets `{'a': 1}`) is a ConfigError naming the field; 4.57.6 stores it, and a model built from that config then "
+     "fails in `prune_heads` with a TypeError naming neither",
+     "an error names the field and the problem where it is made, not later in a model",
+     "tests_transformers4/test_config_4x.py::test_pruned_heads_that_is_not_a_layer_map_is_refused_where_4x_stores_it"),
+    ("`transformers.pipeline(\"feature-extraction\", model=our_model)` is a KeyError (0); "
+     "`from_pretrained(..., return_dict=False)` gives transformers' features exactly, and so does our `pipeline`",
+     "transformers rebuilds an output that is not its own ModelOutput as a plain dict of its named fields and this "
+     "pipeline reads `outputs[0]`; no output class survives both that and the other pipelines' `outputs[\"logits\"]` "
+     "(tuples lose the names, integer keys would reach every `outputs.items()`), and deriving from transformers' "
+     "class would make it a run-time dependency (docs/ecosystem.md)",
+     "tests/integrations/test_transformers_pipeline.py::"
+     "test_feature_extraction_over_our_model_returning_its_output_class_is_a_key_error"),
+    ("`shap.Explainer(our_pipeline)` stops (\"masker cannot be None\"; with our tokenizer as masker, \"'str' object has "
+     "no attribute 'shape'\"): shap takes its own path only for transformers' Pipeline and tokenizer classes",
+     "shap checks `isinstance` against transformers' classes; the recipe of docs/ecosystem.md names its wrapper and "
+     "masker, or transformers' pipeline holding our model takes shap's own path, both with transformers' values",
+     "tests/integrations/test_shap.py::test_our_tokenizer_as_the_masker_is_taken_for_data"),
 )

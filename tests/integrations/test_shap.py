@@ -45,3 +45,24 @@ def test_without_the_recipe_shap_does_not_know_the_pipeline(pipelines):
     ours, _ = pipelines
     with pytest.raises(ValueError, match="masker cannot be None"):
         shap.Explainer(ours)(["a great film"])
+
+
+def test_shap_s_own_path_takes_transformers_pipeline_over_our_model(pipelines, minilm_dir):
+    """The other way in: transformers' pipeline holding our model is a transformers Pipeline,
+    so shap wraps it and builds its masker itself, and the values are those of transformers'
+    own model."""
+    ours, theirs = pipelines
+    over_ours = transformers.pipeline("text-classification", model=ours.model,
+                                      tokenizer=transformers.BertTokenizer.from_pretrained(minilm_dir), top_k=None)
+    texts = ["a great film"]
+    explained, reference = shap.Explainer(over_ours)(texts), shap.Explainer(theirs)(texts)
+    assert list(explained[0].data) == list(reference[0].data)
+    assert np.abs(explained[0].values - reference[0].values).max() < SHAPLEY_ATOL
+
+
+def test_our_tokenizer_as_the_masker_is_taken_for_data(pipelines):
+    """What the recipe avoids (docs/ecosystem.md): shap turns a tokenizer into its Text masker
+    only when it is transformers' class; ours it takes for a data array, and fails on it."""
+    ours, _ = pipelines
+    with pytest.raises(AttributeError, match="'str' object has no attribute 'shape'"):
+        shap.Explainer(ours, ours.tokenizer)(["a great film"])
