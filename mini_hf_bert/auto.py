@@ -82,6 +82,7 @@ class AutoConfig:
         local_files_only: bool = False,
         trust_remote_code: bool = False,
         token: str | bool | None = None,
+        force_download: bool = False,
         **overrides: Any,
     ) -> BertConfig:
         """``BertConfig.from_pretrained`` after checking the model type; the same sources.
@@ -89,7 +90,7 @@ class AutoConfig:
         no_remote_code(trust_remote_code, "BertConfig")
         token = take_transformers_keywords(overrides, "AutoConfig.from_pretrained", token)  # code_revision=, ...
         source = os.fspath(pretrained_model_name_or_path)
-        with resolve_config(source, revision, cache_dir, local_files_only, token) as path:
+        with resolve_config(source, revision, cache_dir, local_files_only, token, force_download) as path:
             _check_model_type(path)
             config = BertConfig.from_json_file(path, **overrides)
         config.name_or_path = source
@@ -158,7 +159,8 @@ class _BaseAutoModel:
         if kwargs.get("config") is None:
             # The model type is checked before anything is built, whatever the source form.
             source = os.fspath(pretrained_model_name_or_path)
-            hub = {k: kwargs[k] for k in ("revision", "cache_dir", "local_files_only", "token") if k in kwargs}
+            hub = {k: kwargs[k] for k in ("revision", "cache_dir", "local_files_only", "token", "force_download")
+                   if k in kwargs}
             if kwargs.get("use_auth_token") is not None:  # transformers 4.x's name for token
                 hub["token"] = kwargs["use_auth_token"]
             with resolve_config(source, **hub) as path:

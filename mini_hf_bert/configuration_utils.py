@@ -162,7 +162,7 @@ class PretrainedConfig(Transformers4Fields):
     sub_configs: ClassVar[dict] = {}  # transformers' composite configs name theirs here
     #: How ``from_pretrained`` finds a checkpoint's config file, given by the subclass (its
     #: module is the one that imports the checkpoint readers: the import chain stays short).
-    resolve_config: ClassVar[Callable[[str, str, str | os.PathLike | None, bool, str | bool | None],
+    resolve_config: ClassVar[Callable[[str, str, str | os.PathLike | None, bool, str | bool | None, bool],
                                       AbstractContextManager[str]]]
 
     # --- output defaults (each forward's output_* / return_dict arguments fall back to these)
@@ -395,6 +395,7 @@ class PretrainedConfig(Transformers4Fields):
         local_files_only: bool = False,
         subfolder: str = "",
         token: str | bool | None = None,
+        force_download: bool = False,
         **overrides: Any,
     ) -> PretrainedConfig:
         """Read the config of a checkpoint: a directory with ``config.json`` (or Google's
@@ -406,7 +407,7 @@ class PretrainedConfig(Transformers4Fields):
         source = os.fspath(pretrained_model_name_or_path)
         if subfolder:
             source = os.path.join(source, subfolder)
-        with cls.resolve_config(source, revision, cache_dir, local_files_only, token) as path:
+        with cls.resolve_config(source, revision, cache_dir, local_files_only, token, force_download) as path:
             config = cls.from_json_file(path, **overrides)
         config.name_or_path = source
         return config

@@ -61,7 +61,8 @@ KEYWORDS: dict[str, tuple[str, str]] = {
     "token": (HONOURED, "what a download authenticates with (None: huggingface_hub's stored one); a local or "
                         "cached checkpoint needs none"),
     "use_auth_token": (HONOURED, "transformers 4.x's name for token"),
-    "force_download": (REFUSED_WHEN_SET, "a cached snapshot is always read; delete it to download again"),
+    "force_download": (HONOURED, "a hub id's files are downloaded again over the cached ones (refused offline); a "
+                                 "local directory is read as it is"),
     "proxies": (NO_EFFECT, "huggingface_hub >= 1.0 takes no proxies argument; it reads HTTP(S)_PROXY"),
     "resume_download": (NO_EFFECT, "deprecated upstream: huggingface_hub always resumes"),
     "mirror": (NO_EFFECT, "removed upstream"),

@@ -705,6 +705,7 @@ class PreTrainedModel(nn.Module):
         from_tf: bool = False,
         from_flax: bool = False,
         token: str | bool | None = None,
+        force_download: bool = False,
         limits: Limits | None = None,
         **kwargs: Any,
     ):
@@ -739,10 +740,10 @@ class PreTrainedModel(nn.Module):
                 checkpoint lacks them, are newly initialised with transformers' warning
                 naming them, whatever ``strict`` is.
             output_loading_info: also return a dict of missing / unexpected / mismatched keys.
-            revision / cache_dir / local_files_only / token: for hub ids, as in transformers:
-                the branch, tag or commit; the cache to use instead of ``$HF_HUB_CACHE``; never
-                download; what a download authenticates with (``use_auth_token``, 4.x's name,
-                too).
+            revision / cache_dir / local_files_only / token / force_download: for hub ids, as in
+                transformers: the branch, tag or commit; the cache to use instead of
+                ``$HF_HUB_CACHE``; never download; what a download authenticates with
+                (``use_auth_token``, 4.x's name, too); download again over the cached files.
             device_map: the one device to put the model on: ``"cpu"``, ``"cuda"``,
                 ``"cuda:1"``, ``1``, a ``torch.device``, ``{"": device}``, or ``"auto"`` (the
                 accelerator if there is one, else the CPU). Splitting a model over several
@@ -833,7 +834,8 @@ class PreTrainedModel(nn.Module):
         with directory_lock(os.path.join(source, subfolder) if subfolder else source, exclusive=False):
             resolved = resolve_checkpoint(pretrained_model_name_or_path, revision, cache_dir, local_files_only,
                                           use_safetensors, variant, subfolder, limits,
-                                          framework="tf" if from_tf else "flax" if from_flax else None, token=token)
+                                          framework="tf" if from_tf else "flax" if from_flax else None, token=token,
+                                          force_download=force_download)
             try:
                 config_source = "config=" if config is not None else resolved.config_path or resolved.config_note
                 if config is None and resolved.derived_config is not None:  # a form that keeps no BERT config

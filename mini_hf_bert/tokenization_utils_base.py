@@ -1442,12 +1442,12 @@ class PreTrainedTokenizerBase:
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *, revision: str = "main",
                         cache_dir: str | os.PathLike | None = None, local_files_only: bool = False,
                         subfolder: str = "", trust_remote_code: bool = False, token: str | bool | None = None,
-                        **overrides: Any) -> PreTrainedTokenizerBase:
+                        force_download: bool = False, **overrides: Any) -> PreTrainedTokenizerBase:
         """Load from a directory with ``vocab.txt`` (and ``tokenizer_config.json``) or
         ``tokenizer.json``; a Google checkpoint directory (``vocab.txt`` beside
         ``bert_config.json``); or a hub id (from the local HuggingFace cache, or downloaded
-        where that is allowed). ``revision`` / ``cache_dir`` / ``local_files_only``: for hub
-        ids, as transformers'; ``subfolder``: the tokenizer's folder in a local directory.
+        where that is allowed). ``revision`` / ``cache_dir`` / ``local_files_only`` / ``token`` /
+        ``force_download``: for hub ids, as transformers'; ``subfolder``: the tokenizer's folder in a local directory.
         ``overrides`` are ``__init__`` arguments (``do_lower_case=False``). ``trust_remote_code``:
         accepted, as by every loader here; True draws a warning (no code is ever run)."""
         no_remote_code(trust_remote_code, cls.__name__)
@@ -1455,7 +1455,8 @@ class PreTrainedTokenizerBase:
         for key in overrides:  # as transformers: BertTokenizer(add_special_tokens=True) is a mistake
             if callable(getattr(cls, key, None)):
                 raise ConflictingArgumentError(f"{key} conflicts with the method {key} in {cls.__name__}")
-        directory = _tokenizer_directory(pretrained_model_name_or_path, revision, cache_dir, local_files_only, token)
+        directory = _tokenizer_directory(pretrained_model_name_or_path, revision, cache_dir, local_files_only, token,
+                                         force_download)
         if subfolder:
             if not isinstance(subfolder, str) or os.path.isabs(subfolder) or ".." in subfolder.replace("\\", "/").split("/"):
                 raise ValueError(f"subfolder={subfolder!r}: expected a folder name inside the tokenizer's directory")
@@ -1589,7 +1590,8 @@ def _added_tokens_of_config(path: str, config: dict) -> tuple[list[tuple[int, Ad
 
 
 def _tokenizer_directory(path: str | os.PathLike, revision: str = "main", cache_dir: str | os.PathLike | None = None,
-                         local_files_only: bool = False, token: str | bool | None = None) -> str:
+                         local_files_only: bool = False, token: str | bool | None = None,
+                         force_download: bool = False) -> str:
     """The directory holding a tokenizer's files: a local directory, or a hub id's snapshot."""
     source = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
     if not isinstance(source, str):
@@ -1604,7 +1606,7 @@ def _tokenizer_directory(path: str | os.PathLike, revision: str = "main", cache_
     if looks_like_hub_id(source):
         try:
             return resolve_hub_id(source, revision, cache_dir, local_files_only, required=("vocab.txt", "tokenizer.json"),
-                                  token=token)
+                                  token=token, force_download=force_download)
         except CheckpointError as e:
             raise FileNotFoundError(f"{source}: no such local directory, and as a hub id: {e}") from None
     raise FileNotFoundError(f"{source}: no such directory (and not a hub model id)")

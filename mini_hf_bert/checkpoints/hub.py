@@ -169,6 +169,7 @@ def resolve_hub_id(
     required: tuple[str, ...] | None = None,
     read_index: Callable[[str], dict[str, str]] | None = None,
     token: str | bool | None = None,
+    force_download: bool = False,
 ) -> str:
     """A local directory holding ``repo_id``'s config and weights (or, with ``required``, one
     of those files, e.g. a tokenizer's): from the cache, or downloaded.
@@ -176,17 +177,19 @@ def resolve_hub_id(
     ``read_index`` reads a sharded checkpoint's ``*.index.json`` into its weight map, to
     know the shards to download (``hf_format.read_index_file``, which ``resolve`` passes):
     this module reads no checkpoint format itself, so it stays below the format readers.
-    ``token``: what a download authenticates with (huggingface_hub's stored one when None)."""
+    ``token``: what a download authenticates with (huggingface_hub's stored one when None).
+    ``force_download``: download again, over what the cache holds (transformers' meaning)."""
     if required is None and read_index is None:  # a caller's mistake: said before any lookup or download
         raise TypeError("resolve_hub_id: a whole checkpoint (no required files) needs read_index, "
                         "the reader of a sharded checkpoint's index (hf_format.read_index_file)")
     cache_dir = os.fspath(cache_dir) if cache_dir is not None else hub_cache_dir()
     revision = check_revision(revision)
-    snapshot = find_cached_snapshot(repo_id, revision, cache_dir, required)
+    snapshot = None if force_download else find_cached_snapshot(repo_id, revision, cache_dir, required)
     if snapshot is not None:
         logger.info("%s (%s): found in the local cache at %s", repo_id, revision, snapshot)
         return snapshot
-    where = f"{repo_id!r} (revision {revision!r}) is not in the local HuggingFace cache ({cache_dir})"
+    where = (f"force_download=True asks to download {repo_id!r} (revision {revision!r}) again" if force_download else
+             f"{repo_id!r} (revision {revision!r}) is not in the local HuggingFace cache ({cache_dir})")
     if local_files_only:
         raise CheckpointError(f"{where}, and local_files_only=True forbids downloading it")
     if is_offline():
@@ -198,11 +201,12 @@ def resolve_hub_id(
             f"{where}, and huggingface_hub is not installed to download it "
             f"(pip install huggingface_hub, or pass a local directory)"
         ) from None
-    return _download(huggingface_hub, repo_id, revision, cache_dir, where, required, read_index, token)
+    return _download(huggingface_hub, repo_id, revision, cache_dir, where, required, read_index, token, force_download)
 
 
 def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, where: str, required,
-              read_index: Callable[[str], dict[str, str]] | None, token: str | bool | None = None) -> str:
+              read_index: Callable[[str], dict[str, str]] | None, token: str | bool | None = None,
+              force_download: bool = False) -> str:
     """Fetch what a checkpoint needs -- config.json, the first weights file the repo has
     (safetensors first, as transformers) and its shards -- or, with ``required``, the first
     of those files the repo has; then the tokenizer files present. Returns the snapshot."""
@@ -213,9 +217,11 @@ def _download(huggingface_hub, repo_id: str, revision: str, cache_dir: str, wher
     def fetch(filename: str, optional: bool = False) -> str | None:
         asked.add(filename)
         try:
-            authenticated = {} if token is None else {"token": token}  # None: huggingface_hub's stored token
+            options = {} if token is None else {"token": token}  # None: huggingface_hub's stored token
+            if force_download:
+                options["force_download"] = True
             return huggingface_hub.hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir,
-                                                   **authenticated)
+                                                   **options)
         except EntryNotFoundError:
             if optional:
                 return None

@@ -105,10 +105,11 @@ def resolve_checkpoint(
     limits: Limits | None = None,
     framework: str | None = None,
     token: str | bool | None = None,
+    force_download: bool = False,
 ) -> ResolvedCheckpoint:
     """Find the config and weights of ``path``: a local form first, then a hub id.
 
-    ``revision``, ``cache_dir``, ``local_files_only`` and ``token`` apply to hub ids only, with
+    ``revision``, ``cache_dir``, ``local_files_only``, ``token`` and ``force_download`` apply to hub ids only, with
     transformers' meanings; ``use_safetensors`` and ``variant`` to HuggingFace directories
     (``hf_format.find_weights_file``); ``subfolder`` names the folder of a directory that
     holds the checkpoint (transformers' argument); ``limits`` bounds what a zip may unpack to;
@@ -117,7 +118,7 @@ def resolve_checkpoint(
     """
     if framework is not None:
         resolved = resolve_checkpoint(path, revision, cache_dir, local_files_only, use_safetensors, variant,
-                                      subfolder, limits, token=token)
+                                      subfolder, limits, token=token, force_download=force_download)
         if _framework_of(resolved) == framework:
             return resolved
         where = resolved.weights_path or resolved.tf_prefix or ""
@@ -161,7 +162,7 @@ def resolve_checkpoint(
     if looks_like_hub_id(source):
         try:
             directory = resolve_hub_id(source, revision, cache_dir, local_files_only, read_index=read_index_file,
-                                       token=token)
+                                       token=token, force_download=force_download)
         except CheckpointError as e:
             raise CheckpointNotFoundError(f"{source}: no such local directory or file, and as a hub id: {e}") from None
         return _resolve_directory(directory, source, use_safetensors)
@@ -173,7 +174,7 @@ def resolve_checkpoint(
 @contextmanager
 def resolve_config(
     path: str, revision: str = "main", cache_dir: str | os.PathLike | None = None, local_files_only: bool = False,
-    token: str | bool | None = None,
+    token: str | bool | None = None, force_download: bool = False,
 ) -> Iterator[str]:
     """The config file of ``path`` (``BertConfig.from_pretrained``): the file itself, the
     one in a directory (a directory with a config and no weights is fine here), the one
@@ -192,7 +193,8 @@ def resolve_config(
             raise CheckpointNotFoundError(f"{path}: no config.json (or Google's bert_config.json) in this directory")
     if not os.path.exists(path) and not os.path.isfile(path + ".index") and looks_like_hub_id(path):
         try:
-            directory = resolve_hub_id(path, revision, cache_dir, local_files_only, required=(CONFIG_NAME,), token=token)
+            directory = resolve_hub_id(path, revision, cache_dir, local_files_only, required=(CONFIG_NAME,), token=token,
+                                       force_download=force_download)
         except CheckpointError as e:
             snapshot = find_cached_snapshot(path, revision, cache_dir)  # a form that implies its config?
             if snapshot is None or detect_form(snapshot) is None and not _has_tf_index(snapshot):
@@ -201,7 +203,7 @@ def resolve_config(
         if directory is not None and not is_keras_hub_config(os.path.join(directory, CONFIG_NAME)):
             yield os.path.join(directory, CONFIG_NAME)
             return
-    resolved = resolve_checkpoint(path, revision, cache_dir, local_files_only, token=token)
+    resolved = resolve_checkpoint(path, revision, cache_dir, local_files_only, token=token, force_download=force_download)
     try:
         if resolved.derived_config is not None:  # a form that keeps no BERT config: the one it implies
             logger.info("%s", resolved.config_note)

@@ -58,6 +58,8 @@ def write_cache(cache_dir, repo_id: str, files: dict[str, bytes], commit: str = 
             f.write(data)
         link = os.path.join(snapshot, name)  # a name may hold folders (a SavedModel's variables/)
         os.makedirs(os.path.dirname(link), exist_ok=True)
+        if os.path.lexists(link):  # downloaded again (force_download): the link is made anew
+            os.unlink(link)
         os.symlink(os.path.relpath(blob, os.path.dirname(link)), link)
     for ref in refs:
         with open(os.path.join(repo_dir, "refs", ref), "w") as f:
@@ -199,10 +201,11 @@ class FakeHub:
     layout and records what was asked for."""
 
     def __init__(self, files: dict[str, bytes], error: Exception | None = None):
-        self.files, self.error, self.requests = files, error, []
+        self.files, self.error, self.requests, self.forced = files, error, [], []
 
-    def __call__(self, repo_id, filename, *, revision=None, cache_dir=None):
+    def __call__(self, repo_id, filename, *, revision=None, cache_dir=None, force_download=False):
         self.requests.append(filename)
+        self.forced.append(force_download)
         if self.error is not None:
             raise self.error
         if filename not in self.files:
@@ -256,6 +259,46 @@ def test_transformers_offline_variable_is_honoured_too(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     with pytest.raises(CheckpointError, match="offline mode"):
         BertModel.from_pretrained("google-bert/bert-base-uncased")
+
+
+def test_force_download_downloads_again_over_the_cache(tmp_path, monkeypatch, checkpoint_files, minilm_dir):
+    """force_download=True (transformers' keyword): a cached hub id is downloaded again, each
+    file asked with huggingface_hub's force_download; model, config and tokenizer alike."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    files = dict(checkpoint_files)
+    files.update({n: open(os.path.join(minilm_dir, n), "rb").read() for n in ("vocab.txt", "tokenizer_config.json")})
+    fake = FakeHub(files)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake)
+    BertModel.from_pretrained("someone/tiny-bert")
+    assert not any(fake.forced)
+    for load in (lambda: BertModel.from_pretrained("someone/tiny-bert", force_download=True),
+                 lambda: mini_hf_bert.AutoModel.from_pretrained("someone/tiny-bert", force_download=True),
+                 lambda: mini_hf_bert.BertConfig.from_pretrained("someone/tiny-bert", force_download=True),
+                 lambda: mini_hf_bert.AutoConfig.from_pretrained("someone/tiny-bert", force_download=True),
+                 lambda: mini_hf_bert.BertTokenizer.from_pretrained("someone/tiny-bert", force_download=True)):
+        fake.requests.clear()
+        fake.forced.clear()
+        load()
+        assert "config.json" in fake.requests or "vocab.txt" in fake.requests
+        assert all(fake.forced)
+    fake.requests.clear()
+    BertModel.from_pretrained("someone/tiny-bert")  # without it, the cache serves again
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("setting", ["local_files_only", "offline"])
+def test_force_download_where_nothing_may_be_downloaded_is_refused_naming_both(setting, tmp_path, monkeypatch,
+                                                                              checkpoint_files):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    write_cache(str(tmp_path / "cache"), "someone/tiny-bert", checkpoint_files)
+    options = {"force_download": True}
+    if setting == "offline":
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    else:
+        options["local_files_only"] = True
+    forbids = "local_files_only=True" if setting == "local_files_only" else "offline mode"
+    with pytest.raises(OSError, match=f"force_download=True asks to download 'someone/tiny-bert'.*{forbids}"):
+        BertModel.from_pretrained("someone/tiny-bert", **options)
 
 
 def test_tokenizer_files_download_when_not_cached(tmp_path, monkeypatch, minilm_dir):
