@@ -13,7 +13,9 @@ KILL_AT:
                       kill came while that file was being written;
     ``dir:NAME#N``    at the N-th time a staged directory is about to be renamed to a path
                       ending in NAME (a checkpoint, complete, marker written), send SIGNAL.
-SIGNAL: ``KILL``, ``INT`` (Ctrl-C) or ``TERM``.
+SIGNAL: ``KILL``, ``INT`` (Ctrl-C) or ``TERM``; or ``HOLD:PATH``, which at that moment
+sends nothing and, instead of cutting the file, waits on the named pipe PATH until the test
+has opened it and closed it again: a barrier at which the test knows where the run stands.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ import sys
 
 def main() -> int:
     kill_at, signal_name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-    number = getattr(signal, f"SIG{signal_name}")
+    hold = signal_name[len("HOLD:"):] if signal_name.startswith("HOLD:") else None
+    number = None if hold else getattr(signal, f"SIG{signal_name}")
     # Ctrl-C raises KeyboardInterrupt even where this process was started with SIGINT
     # ignored (a shell starts background jobs so, and Python then keeps it ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -55,10 +58,14 @@ def main() -> int:
 
             def dying_replace(src, dst, *rest, **kwargs):
                 if regex.search(os.fspath(dst)) and due():
-                    size = os.path.getsize(src)
-                    with open(src, "r+b") as f:
-                        f.truncate(size // 2)
-                    os.kill(os.getpid(), number)
+                    if hold:
+                        with open(hold, "rb") as barrier:  # returns when the test opens the pipe to write,
+                            barrier.read()  # and this (at end of file) when it closes it
+                    else:
+                        size = os.path.getsize(src)
+                        with open(src, "r+b") as f:
+                            f.truncate(size // 2)
+                        os.kill(os.getpid(), number)
                 return replace(src, dst, *rest, **kwargs)
 
             os.replace = dying_replace

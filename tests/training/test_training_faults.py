@@ -151,16 +151,27 @@ def test_a_run_killed_while_writing_resumes_to_the_uninterrupted_result(where, k
 
 def test_a_kill_from_outside_at_an_arbitrary_moment_resumes_to_the_same_result(whole, tmp_path):
     """SIGKILL from another process, at a moment after the first checkpoint that this test
-    does not choose: wherever it lands, --resume ends where the uninterrupted run does."""
-    out = tmp_path / "out"
-    process = subprocess.Popen([sys.executable, "-m", "mini_hf_bert", "pretrain", ZH, str(out), *RUN],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-    deadline = time.monotonic() + 300
-    while not (out / "checkpoint-3").exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    time.sleep(random.Random(os.getpid()).uniform(0, 0.3))
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    does not choose: wherever it lands, --resume ends where the uninterrupted run does. A kill
+    that would come after the run ended tests nothing: the moment is then drawn again, earlier,
+    until one lands while the run is running (its exit status says so)."""
+    latest = random.Random(os.getpid()).uniform(0, 0.3)
+    for attempt in range(6):
+        out = tmp_path / f"out-{attempt}"
+        process = subprocess.Popen([sys.executable, "-m", "mini_hf_bert", "pretrain", ZH, str(out), *RUN],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+        deadline = time.monotonic() + 300
+        while not (out / "checkpoint-3").exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(random.Random(attempt).uniform(0, latest))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        if process.returncode == -signal.SIGKILL:
+            break
+        assert process.returncode == 0, f"the run failed before the kill (exit {process.returncode})"
+        latest /= 4
+    else:
+        pytest.fail("every kill came after the run had ended")
+    assert (out / "checkpoint-3" / COMPLETE_MARKER).is_file()
     resumed = _resume(out)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     _assert_same_end(out, whole)
@@ -338,24 +349,44 @@ def test_a_refused_max_steps_writes_nothing_so_the_corrected_command_runs(tmp_pa
     assert main(["pretrain", ZH, str(out), *RUN, "--max-steps", "2"]) == 0
 
 
+def _open_when_read(fifo, process: subprocess.Popen) -> int:
+    """The write end of ``fifo``, once ``process`` has opened its read end (until then the
+    open fails with ENXIO); a failure if the process ends first."""
+    import errno
+
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+        if process.poll() is not None:
+            pytest.fail(f"the run ended (exit {process.returncode}) before it reached the barrier: "
+                        f"{process.stderr.read()[-2000:]}")
+        time.sleep(0.01)
+
+
 def test_a_second_run_into_the_same_directory_is_refused_with_the_first_ones_pid(tmp_path, capsys):
     """Finding 5: two pretrain runs into one OUT both exited 0 and mixed their logs."""
     out = tmp_path / "out"
-    first = subprocess.Popen([sys.executable, "-m", "mini_hf_bert", "pretrain", ZH, str(out), *RUN,
-                              "--max-steps", "40", "--save-every", "40", "--eval-every", "10"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    deadline = time.monotonic() + 120
-    while not (out / RUN_LOCK_NAME).exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    hold = tmp_path / "hold"
+    os.mkfifo(hold)
+    # The first run waits at its first evaluation's log write (killed_run.py's HOLD), holding
+    # its lock with files written, until the pipe is opened and closed: a barrier, so the
+    # other two runs meet it running, whatever the machine's speed.
+    first = subprocess.Popen([sys.executable, KILLED_RUN, r"/out/log\.jsonl$#1", f"HOLD:{hold}", "pretrain", ZH,
+                              str(out), *RUN, "--max-steps", "40", "--save-every", "40", "--eval-every", "10"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=HERE)
+    release = _open_when_read(hold, first)
     second = main(["pretrain", ZH, str(out), *RUN, "--resume"])
     third = main(["pretrain", ZH, str(out), *RUN])
+    os.close(release)
     err = capsys.readouterr().err
     stdout, stderr = first.communicate(timeout=600)
     assert first.returncode == 0, stderr[-2000:]
     assert second == 2 and f"another run (pid {first.pid}) is writing here" in err
-    # a fresh run is refused too: by the lock, or because the first run has written files by then
-    assert third == 2 and err.count("error:") == 2 and ("exists and is not empty" in err
-                                                        or err.count(f"another run (pid {first.pid})") == 2)
+    # a fresh run is refused too: the directory it would start in holds the first run's files
+    assert third == 2 and err.count("error:") == 2 and "exists and is not empty; pass --resume" in err
     log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     assert [r["eval"]["step"] for r in log] == [10, 20, 30, 40]  # one run's evaluations, once each
 
