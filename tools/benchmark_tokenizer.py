@@ -128,6 +128,16 @@ def environment() -> dict[str, str]:
             "cores": str(os.cpu_count()), "machine": platform.machine()}
 
 
+def target_misses(measured: dict) -> list[str]:
+    """Where ours is slower than transformers' pure-Python tokenizer (BertTokenizerLegacy) on
+    the plain call, cold or warm: one line each (tools/docs_status.py reports them)."""
+    plain = next(iter(CALLS))
+    ours = measured["rows"][0]
+    legacy = next(r for r in measured["rows"] if "Legacy" in r["tokenizer"])
+    return [f"{plain}, {run}: {ours[plain][i]:.0f} sentences/s, under {legacy['tokenizer']}'s {legacy[plain][i]:.0f}"
+            for i, run in enumerate(("cold", "warm")) if ours[plain][i] < legacy[plain][i]]
+
+
 def render(measured: dict) -> str:
     from tools.provenance import render as render_provenance
 

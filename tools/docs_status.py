@@ -1,9 +1,14 @@
-"""Which measured pages are older than the code they measure, and what refreshes each.
+"""Which measured pages are older than the code they measure, which miss the targets they
+were taken for, and what refreshes each.
 
 Every measured page is rendered from a JSON file whose ``provenance`` (tools/provenance.py)
 names the commit the numbers ran on. A page is listed as older than its code when a file
 it measures changed between that commit and this checkout (committed or not). That says
-"rerun", never "wrong": most changes move no number. This informs; no test fails on it.
+"rerun", never "wrong": most changes move no number. A page whose measurements miss their
+target (the loading speed-up, the tokenizer against transformers' Python one, the fast
+path's agreement, the learner's run) is listed with each miss: a recorded figure is what a
+run measured, so only a new run can change it, and a test reading it could not fail on any
+change of code. This informs; no test fails on it.
 
     .venv/bin/python tools/docs_status.py          # or: make docs-status
     .venv/bin/python tools/docs_status.py --json
@@ -49,18 +54,33 @@ class MeasuredDoc:
     gpu: bool = False
     #: where in ``data`` the provenance sits (a dotted path of keys; "" for the top level)
     part: str = ""
+    #: (module, function) that lists where the measurements (``part`` of them) miss the
+    #: targets they were taken for; None where they have none. Reported, never a test.
+    target: tuple[str, str] | None = None
 
     def provenance(self, root: str = ROOT) -> dict | None:
         """The recorded provenance (None where there is none; FileNotFoundError where the
         measurements themselves are missing; ValueError naming the file where they are not
         a bounded regular file of JSON)."""
+        found = self.measurements(root)
+        return found.get("provenance") if isinstance(found, dict) else None
+
+    def measurements(self, root: str = ROOT) -> dict:
+        """The measurements (their ``part``), read as ``provenance`` reads them."""
         from mini_hf_bert.file_utils import read_json
 
         found = read_json(os.path.join(root, self.data), ValueError, "measurements file (JSON)",
                           missing=FileNotFoundError)
         for key in filter(None, self.part.split(".")):
             found = found.get(key) if isinstance(found, dict) else None
-        return found.get("provenance") if isinstance(found, dict) else None
+        return found
+
+    def target_misses(self, root: str = ROOT) -> list[str]:
+        """Where the measurements miss their targets (empty where they meet them or have none)."""
+        if self.target is None:
+            return []
+        module, function = self.target
+        return getattr(importlib.import_module(module), function)(self.measurements(root))
 
     def source_globs(self) -> tuple[str, ...]:
         module, attribute = self.sources
@@ -77,23 +97,28 @@ MEASURED_DOCS = (
     MeasuredDoc("parity", "docs/parity.json", ("docs/parity.md",), ("conftest", "PARITY_SOURCES"),
                 f"{PYTHON} tools/parity_report.py", 35),
     MeasuredDoc("performance (this CPU)", "docs/performance.json", ("docs/performance.md",),
-                ("tools.performance_report", "MEASURED_SOURCES"), f"{PYTHON} tools/performance_report.py", 55),
+                ("tools.performance_report", "MEASURED_SOURCES"), f"{PYTHON} tools/performance_report.py", 55,
+                target=("tools.performance_report", "target_misses")),
     MeasuredDoc("performance (AVX2, emulated)", "docs/performance.json", ("docs/performance.md",),
                 ("tools.performance_report", "MEASURED_SOURCES"),
-                f"{PYTHON} tools/performance_report.py --emulated-only", 20, part="emulated"),
+                f"{PYTHON} tools/performance_report.py --emulated-only", 20, part="emulated",
+                target=("tools.performance_report", "target_misses")),
     MeasuredDoc("performance (GPU)", "docs/performance.json", ("docs/performance.md",),
                 ("tools.performance_report", "GPU_MEASURED_SOURCES"),
                 f"{PYTHON} tools/performance_report.py --gpu-part gpu.json on the GPU, then --gpu-from gpu.json",
-                2, gpu=True, part="gpu"),
+                2, gpu=True, part="gpu", target=("tools.performance_report", "target_misses")),
     MeasuredDoc("training speed", "docs/training_speed.json", ("docs/training_speed.md",),
                 ("tools.training_speed_report", "MEASURED_SOURCES"), f"{PYTHON} tools/training_speed_report.py", 10),
     MeasuredDoc("loading speed", "docs/loading.json", ("docs/loading.md",),
-                ("tools.benchmark_loading", "MEASURED_SOURCES"), f"{PYTHON} tools/benchmark_loading.py", 3),
+                ("tools.benchmark_loading", "MEASURED_SOURCES"), f"{PYTHON} tools/benchmark_loading.py", 3,
+                target=("tools.benchmark_loading", "target_misses")),
     MeasuredDoc("tokenizer speed", "docs/tokenizer_speed.json", ("docs/tokenizer_speed.md",),
-                ("tools.benchmark_tokenizer", "MEASURED_SOURCES"), f"{PYTHON} tools/benchmark_tokenizer.py", 2),
+                ("tools.benchmark_tokenizer", "MEASURED_SOURCES"), f"{PYTHON} tools/benchmark_tokenizer.py", 2,
+                target=("tools.benchmark_tokenizer", "target_misses")),
     MeasuredDoc("the learner's run", "docs/training/learner_run.json",
                 ("README.md", "README.zh.md", "docs/training.md", "docs/zh/training.md"),
-                ("tools.learner_run", "MEASURED_SOURCES"), f"{PYTHON} tools/learner_run.py", 20),
+                ("tools.learner_run", "MEASURED_SOURCES"), f"{PYTHON} tools/learner_run.py", 20,
+                target=("tools.learner_run", "target_misses")),
     MeasuredDoc("the Chinese BERT's report", "docs/training/chinese_bert.json", RESULTS_PAGES,
                 ("tools.chinese_bert_report", "MEASURED_SOURCES"), f"{PYTHON} tools/chinese_bert_report.py", 10),
     MeasuredDoc("learning curves", "docs/training/learning_curves.json", RESULTS_PAGES,
@@ -146,7 +171,8 @@ def status(doc: MeasuredDoc, root: str = ROOT) -> dict:
     found = {"name": doc.name, "data": doc.data, "refresh": doc.refresh, "duration": duration(doc),
              "problems": provenance.problems(recorded)}
     if found["problems"]:
-        return found | {"commit": None, "date": None, "changed": None}
+        return found | {"commit": None, "date": None, "changed": None, "misses": []}
+    found["misses"] = doc.target_misses(root)
     changed = changed_files(recorded["commit"], root)
     globs = doc.source_globs()
     found |= {"commit": recorded["commit"], "date": recorded["date"], "recovered": bool(recorded.get("recovered")),
@@ -167,7 +193,8 @@ def report(statuses: list[dict]) -> str:
                          f"{shown} changed")
         else:
             lines.append(f"CURRENT {s['name']}: measured at {s['commit'][:12]} ({s['date'][:10]})")
-        if s["problems"] or s["changed"] or s.get("recovered"):
+        lines.extend(f"MISSES  {s['name']}: {miss}" for miss in s.get("misses", []))
+        if s["problems"] or s["changed"] or s.get("recovered") or s.get("misses"):
             extra = " (provenance recovered from history: rerun to record the machine)" if s.get("recovered") else ""
             lines.append(f"        refresh: {s['refresh']}   [{s['duration']}]{extra}")
     return "\n".join(lines) + "\n"

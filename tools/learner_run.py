@@ -205,6 +205,21 @@ def with_blocks(text: str, measured: dict, page: str) -> str:
     return text
 
 
+def target_misses(measured: dict) -> list[str]:
+    """Where the learner's run misses its targets (TARGET_MASK_RATIO, TARGET_NER_GAIN,
+    TARGET_MINUTES): one line each (tools/docs_status.py reports them)."""
+    final, misses = measured["evaluations"][-1], []
+    if final["mlm_mask_accuracy"] < TARGET_MASK_RATIO * final["mlm_most_frequent_token_accuracy"]:
+        misses.append(f"[MASK] accuracy {final['mlm_mask_accuracy']:.3f}, under {TARGET_MASK_RATIO:g}x the commonest "
+                      f"character's {final['mlm_most_frequent_token_accuracy']:.3f}")
+    if measured["ner_f1"] - measured["ner_f1_from_random_weights"] < TARGET_NER_GAIN:
+        misses.append(f"NER F1 {measured['ner_f1']:.3f}, less than {TARGET_NER_GAIN:g} over random weights' "
+                      f"{measured['ner_f1_from_random_weights']:.3f}")
+    if measured["runs"]["pretrain"]["seconds"] > TARGET_MINUTES * 60:
+        misses.append(f"pretrain took {measured['runs']['pretrain']['seconds'] / 60:.1f} min, over {TARGET_MINUTES}")
+    return misses
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--render-only", action="store_true", help="write README.md's blocks from the JSON")

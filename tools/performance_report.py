@@ -259,6 +259,17 @@ def _report(measured: dict):
     )
 
 
+def target_misses(measured: dict) -> list[str]:
+    """Where the fast path's fp32 outputs differ from transformers' by more than
+    ``FAST_FP32_ATOL``, in a part of the measurements (this CPU, emulated AVX2 or the GPU,
+    each with its ``timings``): one line per case (tools/docs_status.py reports them)."""
+    from mini_hf_bert.parity.compare import FAST_FP32_ATOL
+
+    return [f"{t['workload']} fp32: the fast path differs from transformers by {t['max_diff']:.2e}, over "
+            f"{FAST_FP32_ATOL:.0e}" for t in measured["timings"]
+            if t["contender"] == "mini_hf_bert fast" and t["dtype"] == "fp32" and t["max_diff"] > FAST_FP32_ATOL]
+
+
 def render(measured: dict) -> str:
     """docs/performance.md from the template (the prose) and one run's measurements."""
     from mini_hf_bert_benchmarks import inference as benchmark

@@ -177,3 +177,69 @@ def test_a_study_resumes_at_the_same_commit_even_after_writing_its_own_results(t
     git("commit", "-qam", "two")  # another commit
     assert not provenance.same_commit(recorded, root=str(tmp_path), writes=(results,))
     assert not provenance.same_commit({**recorded, "uncommitted_changes": True}, root=str(tmp_path))
+
+
+# ------------------------------------------------------------------ targets: reported, not tested
+
+@pytest.mark.parametrize("doc", [d for d in docs_status.MEASURED_DOCS if d.target],
+                         ids=[d.name for d in docs_status.MEASURED_DOCS if d.target])
+def test_a_target_check_reads_the_recorded_measurements(doc):
+    """Each check runs on the committed measurements (what it finds is docs-status's report,
+    not this test's verdict: a recorded figure changes only with a new run)."""
+    misses = doc.target_misses()
+    assert isinstance(misses, list) and all(isinstance(m, str) for m in misses)
+
+
+def _tool(name):
+    import importlib
+
+    return importlib.import_module(f"tools.{name}")
+
+
+def test_the_loading_check_names_each_format_under_the_speedup_target():
+    tool = _tool("benchmark_loading")
+    rows = [{"format": "model.safetensors", "library": "mini_hf_bert", "speedup": tool.TARGET_SPEEDUP},
+            {"format": "pytorch_model.bin", "library": "mini_hf_bert", "speedup": tool.TARGET_SPEEDUP - 0.5},
+            {"format": "pytorch_model.bin", "library": "transformers", "speedup": 1.0}]
+    assert tool.target_misses({"rows": rows}) == ["pytorch_model.bin: 2.5x transformers' from_pretrained, under the 3x target"]
+
+
+def test_the_tokenizer_check_names_a_call_slower_than_transformers_python_tokenizer():
+    tool = _tool("benchmark_tokenizer")
+    plain = next(iter(tool.CALLS))
+    rows = [{"tokenizer": "mini_hf_bert", plain: [900.0, 1200.0]},
+            {"tokenizer": "transformers BertTokenizerLegacy", plain: [1000.0, 1000.0]}]
+    misses = tool.target_misses({"rows": rows})
+    assert len(misses) == 1 and misses[0].startswith(f"{plain}, cold: 900 sentences/s, under")
+    rows[0][plain][0] = 1000.0
+    assert tool.target_misses({"rows": rows}) == []
+
+
+def test_the_performance_check_names_an_fp32_case_past_the_fast_paths_bound():
+    from mini_hf_bert.parity.compare import FAST_FP32_ATOL
+
+    tool = _tool("performance_report")
+    timings = [{"contender": "mini_hf_bert fast", "workload": "W1", "dtype": "fp32", "max_diff": FAST_FP32_ATOL},
+               {"contender": "mini_hf_bert fast", "workload": "W2", "dtype": "fp32", "max_diff": 3 * FAST_FP32_ATOL},
+               {"contender": "mini_hf_bert fast", "workload": "W2", "dtype": "bf16", "max_diff": 0.1},
+               {"contender": "onnxruntime", "workload": "W3", "dtype": "fp32", "max_diff": 1.0}]
+    assert tool.target_misses({"timings": timings}) == [
+        "W2 fp32: the fast path differs from transformers by 3.00e-04, over 1e-04"]
+
+
+def test_the_learner_check_names_each_target_missed():
+    tool = _tool("learner_run")
+    measured = {"evaluations": [{"mlm_mask_accuracy": 0.16, "mlm_most_frequent_token_accuracy": 0.05}],
+                "ner_f1": 0.60, "ner_f1_from_random_weights": 0.45, "runs": {"pretrain": {"seconds": 600}}}
+    assert tool.target_misses(measured) == []
+    measured.update(ner_f1=0.50, runs={"pretrain": {"seconds": 16 * 60}})
+    measured["evaluations"][-1]["mlm_mask_accuracy"] = 0.149
+    misses = tool.target_misses(measured)
+    assert [m.split(" ")[0] for m in misses] == ["[MASK]", "NER", "pretrain"], misses
+
+
+def test_docs_status_reports_a_miss(monkeypatch):
+    doc = next(d for d in docs_status.MEASURED_DOCS if d.name == "loading speed")
+    monkeypatch.setattr(docs_status.MeasuredDoc, "target_misses", lambda self, root=ROOT: ["a miss"])
+    monkeypatch.setattr(docs_status, "changed_files", lambda commit, root=ROOT: [])
+    assert "MISSES  loading speed: a miss" in docs_status.report([docs_status.status(doc)])
