@@ -12,10 +12,13 @@ from PIL import Image
 
 from mini_hf_bert.parity.compare import DOC_ATOL
 from mini_hf_bert.companion.visualize import external_references
-from tools.walkthrough import DOCUMENTS, all_facts, image_references, number_drift, render_documents
+from tools.walkthrough import (DOCUMENTS, all_facts, image_references, keep_committed_numbers, number_drift,
+                               render_documents)
 from ..paths import ROOT
 
-REGENERATE = "regenerate with `.venv/bin/python tools/walkthrough.py`"
+REGENERATE = ("edit the template under docs/templates/ (the page is generated), then run "
+              "`.venv/bin/python tools/walkthrough.py --render-only`; after a change of what the model computes, "
+              "without --render-only")
 
 
 def _read(path: str) -> str:
@@ -144,3 +147,12 @@ def test_the_chinese_page_says_whether_its_own_sentence_is_filled_right(rank, ri
     assert ("猜对了" in said) is right and ("猜错了" in said) is not right
     if not right:  # what it put first, and where the answer ranks
         assert "“先”" in said and f"第 {rank} 位" in said
+
+
+def test_render_only_keeps_committed_numbers_within_tolerance_and_no_others():
+    committed = "Prose about x: 0.1234 and 3.8147e-06; position 6.\nA second line 2.5000.\n"
+    fresh = "Prose, edited, about x: 0.1235 and 1.9073e-06; position 6.\nA second line 2.9000.\n"
+    kept = keep_committed_numbers(committed, fresh)
+    # the edited sentence's numbers kept where within tolerance; a moved number (2.5 -> 2.9) is today's
+    assert kept == "Prose, edited, about x: 0.1234 and 3.8147e-06; position 6.\nA second line 2.9000.\n"
+    assert number_drift(kept, fresh) == []
