@@ -7,9 +7,13 @@ the deepest import chain, and how long ``python -m mini_hf_bert --help`` takes).
     .venv/bin/python tools/reading_metrics.py                   # this checkout
     .venv/bin/python tools/reading_metrics.py --before /tmp/old # another checkout beside it
     .venv/bin/python tools/reading_metrics.py --json            # machine-readable
+    .venv/bin/python tools/reading_metrics.py --other 3.4.0=transformers-3.4.0-py3-none-any.whl
 
 ``--before`` takes a checkout of an earlier commit (``git worktree add /tmp/old REV``)
-and prints its figures beside this checkout's, for a change's before and after.
+and prints its figures beside this checkout's, for a change's before and after. The
+plumbing of the installed transformers' model file, and of any ``--other`` (3.4.0's, from
+its wheel: ``pip download transformers==3.4.0 --no-deps``), is counted by the same rules
+and printed below ours: the model file's share and the four core forwards' one by one.
 
 Two counts of each class and ``forward``: its lines, from the ``class``/``def`` line to
 its last, docstring and comments included (what a reader scrolls through), and its code
@@ -50,9 +54,10 @@ TARGET_CODE_LINES = {"BertSelfAttention": 48, "BertSelfAttention.forward": 26, "
 
 
 #: What "plumbing" is, one pattern per kind, applied to every model file alike (ours and
-#: transformers'): a code line that names any of them is a plumbing line. The kinds are the
+#: transformers'): a code line that names any of them is a plumbing line, and so is every
+#: line of a decorator (``DECORATOR_KIND``; a decorator may span lines). The kinds are the
 #: review's: head_mask, caches, cross-attention, return_dict and output_* handling,
-#: dispatch to other implementations, catch-all kwargs and decorators.
+#: dispatch to other implementations, catch-all arguments and decorators.
 PLUMBING = {
     "head_mask": r"head_mask",
     "caches": r"past_key_value|past_length|use_cache|cache_position|next_cache|\bpresent\b|\w*Cache\b|legacy_cache"
@@ -61,12 +66,13 @@ PLUMBING = {
     "outputs": r"return_dict|output_attentions|output_hidden_states|all_hidden_states|all_(self_)?attentions"
                r"|(hidden_states|attentions)=outputs\.",
     "dispatch": r"ALL_[A-Z_]+|attn_implementation|model_forward",
-    "kwargs and decorators": r"\*\*\w*kwargs|^\s*@|Unpack\[|TransformersKwargs",
+    "catch-all arguments and decorators": r"\*\*\w*kwargs|\*args\b|\*exported_defaults|^\s*@|Unpack\[|"
+                                          r"TransformersKwargs",
 }
+DECORATOR_KIND = "catch-all arguments and decorators"
 PLUMBING_PATTERN = re.compile("|".join(f"(?:{p})" for p in PLUMBING.values()))
-#: The issue's bound: transformers 5.23's share, as its review counted it (the same rules;
-#: this tool also counts the installed transformers' file, printed beside ours).
-PLUMBING_SHARE_TARGET = 0.176
+#: The forwards a learner steps through first, whose plumbing share is reported one by one.
+CORE_FORWARDS = ("BertSelfAttention", "BertLayer", "BertEncoder", "BertModel")
 CONFIG_FILE = "mini_hf_bert/configuration_bert.py"
 #: The files a learner reads as the lesson (transformers' models/bert/ three); the
 #: performance group is the faster paths and the benchmarks; the library is the rest.
@@ -166,16 +172,47 @@ def first_class_line(path: str) -> int:
     return min([node.lineno] + [d.lineno for d in node.decorator_list])
 
 
+def _decorator_lines(tree: ast.Module) -> set[int]:
+    """Every line of every decorator in the module (a decorator may span several)."""
+    return {n for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            for d in node.decorator_list for n in range(d.lineno, d.end_lineno + 1)}
+
+
+def _plumbing_counts(lines: list[str], code: set[int], decorators: set[int], numbers) -> dict:
+    counted = [n for n in sorted(numbers) if n in code]
+    hits = [n for n in counted if n in decorators or PLUMBING_PATTERN.search(lines[n - 1])]
+    kinds = {kind: sum(1 for n in hits if re.search(p, lines[n - 1]) or (kind == DECORATOR_KIND and n in decorators))
+             for kind, p in PLUMBING.items()}
+    return {"code": len(counted), "plumbing": len(hits), "share": round(len(hits) / max(len(counted), 1), 4),
+            "kinds": kinds}
+
+
 def plumbing(path: str) -> dict:
-    """{"code": code lines, "plumbing": code lines matching PLUMBING_PATTERN, "share",
-    "kinds": {kind: lines matching that kind}} for a model file."""
+    """{"code": code lines, "plumbing": code lines matching PLUMBING_PATTERN or inside a
+    decorator, "share", "kinds": {kind: lines of that kind}} for a model file."""
     with open(path, encoding="utf-8") as f:
         source = f.read()
-    code = code_line_numbers(source)
-    lines = source.splitlines()
-    hits = [n for n in sorted(code) if PLUMBING_PATTERN.search(lines[n - 1])]
-    kinds = {kind: sum(1 for n in hits if re.search(p, lines[n - 1])) for kind, p in PLUMBING.items()}
-    return {"code": len(code), "plumbing": len(hits), "share": round(len(hits) / len(code), 4), "kinds": kinds}
+    tree = ast.parse(source)
+    return _plumbing_counts(source.splitlines(), code_line_numbers(source), _decorator_lines(tree),
+                            range(1, len(source.splitlines()) + 1))
+
+
+def forward_plumbing(path: str, classes: tuple[str, ...] = CORE_FORWARDS) -> dict:
+    """{class: plumbing counts of its ``forward`` (its decorators and signature included),
+    ..., "together": the counts over all of them} by the same rules as ``plumbing``."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    tree = ast.parse(source)
+    lines, code, decorators = source.splitlines(), code_line_numbers(source), _decorator_lines(tree)
+    nodes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    spans = {}
+    for name in classes:
+        forward = next(n for n in nodes[name].body if isinstance(n, ast.FunctionDef) and n.name == "forward")
+        first = min([forward.lineno] + [d.lineno for d in forward.decorator_list])
+        spans[name] = range(first, forward.end_lineno + 1)
+    out = {name: _plumbing_counts(lines, code, decorators, span) for name, span in spans.items()}
+    out["together"] = _plumbing_counts(lines, code, decorators, {n for span in spans.values() for n in span})
+    return out
 
 
 def transformers_model_file() -> str | None:
@@ -263,6 +300,7 @@ def measure(repo: str) -> dict:
         "first_class_line": first_class_line(model),
         "names_before_first_class": names_before_first_class(model),
         "plumbing": plumbing(model),
+        "forward_plumbing": forward_plumbing(model),
         "config": config_class(os.path.join(repo, CONFIG_FILE)),
         "tokenizer_files": {name: file_lines(os.path.join(repo, name)) for name in TOKENIZER_FILES},
         "package": package_groups(repo),
@@ -276,15 +314,19 @@ def summary_rows(m: dict) -> list[tuple[str, str]]:
     """(measure, value) for the summary table, in the review's order."""
     share = m["plumbing"]
     chain = m["deepest_chain"]
+    t = m.get("transformers_plumbing")
+    bound = f"; transformers' {t['share']:.1%}" if t else ""
     rows = [(MODEL_FILE, f"{m['model_file']} lines, {share['code']} code"),
-            ("plumbing share of the model's code",
-             f"{share['share']:.1%} ({share['plumbing']} lines; at most {PLUMBING_SHARE_TARGET:.1%})"),
-            ("encoder core (BertEmbeddings .. BertPooler)",
-             f"{m['encoder_core'][0]} lines, {m['encoder_core'][1]} not blank, {m['encoder_core'][2]} code"),
-            ("first class at line", str(m["first_class_line"])),
-            ("names imported before the first class", str(m["names_before_first_class"])),
-            ("BertConfig class", f"{m['config']['lines']} lines, {m['config']['code']} code "
-                                 f"({m['config']['file']} in its file)")]
+            ("plumbing share of the model's code", f"{share['share']:.1%} ({share['plumbing']} lines{bound})")]
+    if "forward_plumbing" in m:  # older checkouts are measured by this tool too
+        rows += [(_forward_label(name), f"{f['share']:.1%} ({f['plumbing']} of {f['code']} code lines)")
+                 for name, f in m["forward_plumbing"].items()]
+    rows += [("encoder core (BertEmbeddings .. BertPooler)",
+              f"{m['encoder_core'][0]} lines, {m['encoder_core'][1]} not blank, {m['encoder_core'][2]} code"),
+             ("first class at line", str(m["first_class_line"])),
+             ("names imported before the first class", str(m["names_before_first_class"])),
+             ("BertConfig class", f"{m['config']['lines']} lines, {m['config']['code']} code "
+                                  f"({m['config']['file']} in its file)")]
     rows += [(name, f"{n} lines" if n is not None else "-") for name, n in m["tokenizer_files"].items()]
     rows += [(f"package: {group}", f"{g['lines']} lines, {g['code']} code in {g['files']} files")
              for group, g in m["package"].items()]
@@ -292,11 +334,40 @@ def summary_rows(m: dict) -> list[tuple[str, str]]:
              ("deepest import chain", f"{len(chain)} modules: "
                                       f"{' -> '.join(c.removeprefix('mini_hf_bert.') for c in chain)}"),
              ("python -m mini_hf_bert --help", f"{m['help_seconds']} s (median of {HELP_RUNS})")]
-    if m.get("transformers_plumbing"):
-        t = m["transformers_plumbing"]
-        rows.append(("transformers' modeling_bert.py, same rules",
-                     f"{t['share']:.1%} plumbing ({t['plumbing']} of {t['code']} code lines)"))
+    for label, other in m.get("others", {}).items():
+        rows.append((f"{label}: modeling_bert.py, same rules",
+                     f"{other['plumbing']['share']:.1%} plumbing ({other['plumbing']['plumbing']} of "
+                     f"{other['plumbing']['code']} code lines)"))
+        rows += [(f"{label}: {_forward_label(name)}", f"{f['share']:.1%} ({f['plumbing']} of {f['code']})")
+                 for name, f in other["forward_plumbing"].items()]
     return rows
+
+
+def _forward_label(name: str) -> str:
+    return "plumbing in the four forwards together" if name == "together" else f"plumbing in {name}.forward"
+
+
+def other_model_file(path: str) -> dict:
+    """Another BERT model file (transformers' installed one, or 3.4.0's from its wheel),
+    counted by the same rules as ours: its plumbing and its core forwards'."""
+    return {"plumbing": plumbing(path), "forward_plumbing": forward_plumbing(path)}
+
+
+def _model_file_from(path: str) -> str:
+    """``path`` itself, or a transformers wheel's ``models/bert/modeling_bert.py`` (or 3.x's
+    ``modeling_bert.py``) unpacked into a temporary file."""
+    import tempfile
+    import zipfile
+
+    if not path.endswith(".whl"):
+        return path
+    with zipfile.ZipFile(path) as wheel:
+        name = next(n for n in ("transformers/models/bert/modeling_bert.py", "transformers/modeling_bert.py")
+                    if n in wheel.namelist())
+        handle, out = tempfile.mkstemp(suffix="_modeling_bert.py")
+        with os.fdopen(handle, "wb") as f:
+            f.write(wheel.read(name))
+    return out
 
 
 def render(m: dict, before: dict | None = None) -> str:
@@ -324,6 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", metavar="REPO",
                         help="an earlier checkout, measured too and printed beside this one")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--other", action="append", default=[], metavar="LABEL=PATH",
+                        help="another BERT model file (or a transformers wheel) counted by the same rules, e.g. "
+                             "3.4.0=transformers-3.4.0-py3-none-any.whl (pip download transformers==3.4.0 --no-deps)")
     args = parser.parse_args(argv)
     for repo in filter(None, (args.repo, args.before)):
         if not os.path.isfile(os.path.join(repo, MODEL_FILE)):
@@ -331,7 +405,22 @@ def main(argv: list[str] | None = None) -> int:
     m = measure(os.path.abspath(args.repo))
     anchor = transformers_model_file()
     m["transformers_plumbing"] = plumbing(anchor) if anchor else None
+    m["others"] = {}
+    if anchor:
+        import importlib.metadata
+
+        m["others"][f"transformers {importlib.metadata.version('transformers')}"] = other_model_file(anchor)
+    for given in args.other:
+        label, _, path = given.partition("=")
+        if not path or not os.path.isfile(path):
+            parser.error(f"--other {given!r}: expected LABEL=PATH to a modeling_bert.py or a transformers wheel")
+        model_file = _model_file_from(path)
+        m["others"][f"transformers {label}"] = other_model_file(model_file)
+        if model_file != path:  # unpacked from the wheel for this count
+            os.unlink(model_file)
     before = measure(os.path.abspath(args.before)) if args.before else None
+    if before:
+        before["transformers_plumbing"] = m["transformers_plumbing"]
     if args.json:
         sys.stdout.write(json.dumps({"now": m, "before": before} if before else m, indent=1) + "\n")
     else:
