@@ -37,7 +37,6 @@ Attribute names are transformers', which are Google's TF variable scopes:
 with no renaming, and readable next to transformers' source.
 """
 
-import functools
 from typing import Unpack
 
 import torch
@@ -45,14 +44,13 @@ from torch import nn
 
 from .activations import ACT2FN
 from .configuration_bert import BertConfig
-from .masking_utils import get_extended_attention_mask, get_head_mask
+from .masking_utils import get_extended_attention_mask
 from . import modeling_bert_extras as extras  # what only some transformers versions have
 from .modeling_outputs import (
-    BaseModelOutputWithPastAndCrossAttentions,
+    BaseModelOutput,
     BaseModelOutputWithPoolingAndCrossAttentions,
     BertForPreTrainingOutput,
     CausalLMOutputWithCrossAttentions,
-    LayerOutputs,
     MaskedLMOutput,
     MultipleChoiceModelOutput,
     NextSentencePredictorOutput,
@@ -144,7 +142,7 @@ class BertEmbeddings(nn.Module):
 # the score scale 1/sqrt(D) and the probabilities' dropout module.
 
 
-def eager_attention_forward(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+def eager_attention_forward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                             attention_mask: torch.Tensor | None, scaling: float, dropout: nn.Dropout,
                             ) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(QKᵀ/√D + M)·V, step by step.
@@ -176,7 +174,7 @@ class BertSelfAttention(nn.Module):
     Q = X·W_Q + b_Q, likewise K and V: three separate Linear layers (named ``query``,
     ``key``, ``value`` as in the checkpoints), each H -> N·D, then split into N heads.
     transformers 4.x's options (relative positions, head masks, a decoder's cache and
-    cross-attention over the encoder's states) are in modeling_bert_extras.py.
+    cross-attention over the encoder's states) run in modeling_bert_extras.py, on these weights.
 
     transformers: ``BertSelfAttention`` (5.x: cross-attention split out, no head_mask)
     Google TF: ``bert/encoder/layer_{i}/attention/self``
@@ -196,7 +194,7 @@ class BertSelfAttention(nn.Module):
         self.key = nn.Linear(config.hidden_size, self.all_head_size)
         self.value = nn.Linear(config.hidden_size, self.all_head_size)
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
-        self.is_decoder = config.is_decoder  # a decoder keeps its K, V (modeling_bert_extras.py)
+        # 4.x's relative positions add a table of distances; its forward is in modeling_bert_extras.py.
         self.position_embedding_type = position_embedding_type or config.position_embedding_type
         if self.position_embedding_type in extras.RELATIVE_POSITIONS:
             self.distance_embedding = extras.DistanceEmbedding(config.max_position_embeddings, self.attention_head_size)
@@ -208,30 +206,23 @@ class BertSelfAttention(nn.Module):
         return x.transpose(1, 2)  # (B, N, T, D)
 
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                head_mask: torch.Tensor | None = None, encoder_hidden_states: torch.Tensor | None = None,
-                past_key_value: tuple[torch.Tensor, torch.Tensor] | None = None, output_attentions: bool = False,
-                ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
-        """(B, T, H) -> context (B, T, H), probabilities (B, N, T, S) or None, a decoder's (K, V) or None.
-        ``attention_mask`` is additive, to (B, N, T, S); the rest is 4.x's (modeling_bert_extras.py)."""
+                output_attentions: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(B, T, H) -> context (B, T, H), and the probabilities (B, N, T, S), or None where an
+        implementation that never forms them ran. ``attention_mask`` is additive, to (B, N, T, S)."""
         query = self.transpose_for_scores(self.query(hidden_states))  # (B, N, T, D)
-        if self.is_decoder or past_key_value is not None:  # a decoder's cache or encoder K, V; an encoder's prefix
-            key, value = extras.decoder_keys_and_values(self, hidden_states, encoder_hidden_states, past_key_value)
-        else:
-            key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, S, D), S = T
-            value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, S, D)
-
-        attention_fn = eager_attention_forward
-        if self.config._attn_implementation != "eager" and not output_attentions:  # only eager has the probabilities
-            attention_fn = attention_function(self.config._attn_implementation)
-        if head_mask is not None or self.position_embedding_type in extras.RELATIVE_POSITIONS:
-            attention_fn = functools.partial(extras.eager_attention_with_extras, head_mask=head_mask)
-        context, probs = attention_fn(self, query, key, value, attention_mask, self.scaling, self.dropout)
+        key = self.transpose_for_scores(self.key(hidden_states))  # (B, N, S, D), S = T
+        value = self.transpose_for_scores(self.value(hidden_states))  # (B, N, S, D)
+        # Only eager forms the probabilities, so it runs where they are asked for; otherwise
+        # the config's implementation does (sdpa: one fused kernel, the same function).
+        attention = eager_attention_forward
+        if not output_attentions:
+            attention = attention_function(self.config._attn_implementation, eager_attention_forward)
+        context, probs = attention(query, key, value, attention_mask, self.scaling, self.dropout)
 
         batch_size, _, seq_length, _ = context.shape  # (B, N, T, D)
         context = context.transpose(1, 2).contiguous()  # (B, T, N, D)
         context = context.view(batch_size, seq_length, self.all_head_size)  # (B, T, H): heads concatenated
-        present = (key, value) if self.is_decoder else None
-        return context, probs if output_attentions else None, present
+        return context, probs
 
 
 class BertSelfOutput(nn.Module):
@@ -275,12 +266,10 @@ class BertAttention(nn.Module):
         self.pruned_heads: set[int] = set()  # original indices of heads removed so far
 
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                **kwargs: Unpack[extras.SelfAttentionKwargs],
-                ) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
-        """As BertSelfAttention.forward, with the output block: (B, T, H) -> (B, T, H), probabilities, cache."""
-        context, probs, present = self.self(hidden_states, attention_mask, **kwargs)  # (B, T, H)
-        attention_output = self.output(context, hidden_states)  # (B, T, H)
-        return attention_output, probs, present
+                output_attentions: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """As BertSelfAttention.forward, with the output block: (B, T, H) -> (B, T, H), probabilities."""
+        context, probs = self.self(hidden_states, attention_mask, output_attentions)  # (B, T, H)
+        return self.output(context, hidden_states), probs  # (B, T, H)
 
     def prune_heads(self, heads: list[int]) -> None:
         """Remove heads (original indices) for good (transformers 3.x-4.x): modeling_bert_extras.py."""
@@ -336,8 +325,8 @@ class BertLayer(GradientCheckpointingLayer):
 
     (B, T, H) -> (B, T, H). The feed-forward may run over sequence chunks
     (``config.chunk_size_feed_forward``) with identical results. A decoder built with
-    ``add_cross_attention`` attends the encoder's states between the two
-    (``crossattention``, modeling_bert_extras.py).
+    ``add_cross_attention`` has a second attention block, ``crossattention``, over the
+    encoder's states; it runs in modeling_bert_extras.py, between the two.
 
     transformers: ``BertLayer`` (4.x: adds cross-attention)
     Google TF: ``bert/encoder/layer_{i}``
@@ -355,24 +344,14 @@ class BertLayer(GradientCheckpointingLayer):
         self.output = BertOutput(config)
 
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                head_mask: torch.Tensor | None = None, encoder_hidden_states: torch.Tensor | None = None,
-                encoder_attention_mask: torch.Tensor | None = None,
-                past_key_value: tuple[torch.Tensor, ...] | None = None, output_attentions: bool = False,
-                ) -> tuple[torch.Tensor | tuple[torch.Tensor, ...], ...]:
-        """(B, T, H) -> ((B, T, H), then what there is of: the probabilities (B, N, T, S), a
-        decoder's cross-attention probabilities, its new cache), as transformers 4.x: only
-        tensors, so that tools hooking a layer (captum) read its output. ``attention_mask`` is
-        additive, (B, 1, 1, S) or (B, 1, T, S); the other arguments are 4.x's (modeling_bert_extras.py)."""
-        attention_output, probs, present = self.attention(
-            hidden_states, attention_mask, head_mask=head_mask, past_key_value=past_key_value, output_attentions=output_attentions)
-        cross_probs = None
-        if encoder_hidden_states is not None:  # a decoder's (check_model_inputs: only with add_cross_attention)
-            attention_output, cross_probs, present = extras.cross_attention(
-                self, attention_output, encoder_hidden_states, encoder_attention_mask, head_mask, past_key_value,
-                present, output_attentions)  # (B, T, H)
+                output_attentions: bool = False) -> tuple[torch.Tensor, ...]:
+        """(B, T, H) -> ((B, T, H),), and the probabilities (B, N, T, S) second where they are
+        asked for, as transformers 3.4: only tensors, so that tools hooking a layer (captum)
+        read its output. ``attention_mask`` is additive, (B, 1, 1, S) or (B, 1, T, S)."""
+        attention_output, probs = self.attention(hidden_states, attention_mask, output_attentions)  # (B, T, H)
         layer_output = apply_chunking_to_forward(self.feed_forward_chunk, self.chunk_size_feed_forward,
                                                  self.seq_len_dim, attention_output)  # (B, T, H)
-        return layer_output, *(extra for extra in (probs, cross_probs, present) if extra is not None)
+        return (layer_output, probs) if output_attentions else (layer_output,)
 
     def feed_forward_chunk(self, attention_output: torch.Tensor) -> torch.Tensor:
         intermediate_output = self.intermediate(attention_output)  # (B, t, I)
@@ -394,30 +373,24 @@ class BertEncoder(nn.Module):
         self.gradient_checkpointing = False
 
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                head_mask: list[torch.Tensor | None] | None = None, encoder_hidden_states: torch.Tensor | None = None,
-                encoder_attention_mask: torch.Tensor | None = None,
-                past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None, use_cache: bool = False,
-                output_attentions: bool = False, output_hidden_states: bool = False, return_dict: bool = True,
-                ) -> BaseModelOutputWithPastAndCrossAttentions | tuple:
-        """(B, T, H) embeddings -> last_hidden_state (B, T, H), and what was asked for: hidden_states
-        L + 1 x (B, T, H), attentions L x (B, N, T, S), a decoder's past_key_values and cross_attentions.
-        Arguments as BertLayer.forward's, one ``head_mask`` and cache per layer."""
-        use_cache = use_cache and extras.cache_allowed(self)
-        outputs = LayerOutputs(hidden_states, output_hidden_states, output_attentions,
-                               output_attentions and encoder_hidden_states is not None, use_cache)
-        for i, layer_module in enumerate(self.layer):
-            layer_inputs = (
-                hidden_states, attention_mask, head_mask[i] if head_mask is not None else None, encoder_hidden_states,
-                encoder_attention_mask, past_key_values[i] if past_key_values is not None else None, output_attentions,
-            )  # positional: re-entrant checkpointing tracks only positional tensors
+                output_attentions: bool = False, output_hidden_states: bool = False) -> BaseModelOutput:
+        """(B, T, H) embeddings -> last_hidden_state (B, T, H), and what was asked for:
+        hidden_states L + 1 x (B, T, H) (the embeddings first), attentions L x (B, N, T, S)."""
+        all_hidden_states = (hidden_states,) if output_hidden_states else None
+        all_attentions = () if output_attentions else None
+        for layer_module in self.layer:
             if layer_module.gradient_checkpointing and self.training:
                 # Keep only the layer's inputs; the backward pass runs it again for its
                 # activations (Chen et al., 2016), with the RNG state replayed so dropout repeats.
-                hidden_states = outputs.add(checkpointed_module_call(layer_module, *layer_inputs))
+                layer_outputs = checkpointed_module_call(layer_module, hidden_states, attention_mask, output_attentions)
             else:
-                hidden_states = outputs.add(layer_module(*layer_inputs))  # each output kept where it was asked for
-        out = outputs.output(hidden_states)
-        return out if return_dict else out.to_tuple()
+                layer_outputs = layer_module(hidden_states, attention_mask, output_attentions)
+            hidden_states = layer_outputs[0]  # (B, T, H)
+            if output_hidden_states:
+                all_hidden_states += (hidden_states,)
+            if output_attentions:
+                all_attentions += (layer_outputs[1],)  # (B, N, T, S)
+        return BaseModelOutput(hidden_states, all_hidden_states, all_attentions)
 
 
 # ======================================================================================
@@ -638,43 +611,39 @@ class BertModel(BertPreTrainedModel):
         (B, H). ``attention_mask`` (B, T): 1 = attend, 0 = padding, or (B, T, T), keys per query. ``token_type_ids``
         (B, T) default 0; ``position_ids`` (B, T) or (1, T) default 0..T-1. ``output_hidden_states`` and
         ``output_attentions`` add every layer's output and probabilities. The rest is transformers 4.x's: ``head_mask``
-        (N,) or (L, N), a decoder's inputs, an encoder's prefix (peft's prefix tuning) (modeling_bert_extras.py)."""
+        (N,) or (L, N), a decoder's inputs, an encoder's prefix (peft's prefix tuning): a call that uses any of them,
+        or a model built as a decoder or with relative positions, runs in modeling_bert_extras.py."""
+        if extras.needs_options(self.config, head_mask, encoder_hidden_states, past_key_values):
+            return extras.model_forward_with_options(
+                self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, exported_defaults,
+                head_mask=head_mask, encoder_hidden_states=encoder_hidden_states,
+                encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values, use_cache=use_cache,
+                output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=return_dict)
         config = self.config
         output_attentions = config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
-        cache_object, (past_key_values, use_cache) = past_key_values, extras.decoder_cache(config, past_key_values, use_cache)
-        batch_size, seq_length, past_length = check_model_inputs(
-            config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
-            attention_mask, self.embeddings.word_embeddings.weight.dtype, exported_defaults,
-        )
-        # An attn_implementation registered as a whole-model forward runs the call at once, where it applies.
-        out = whole_model_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
-                                  head_mask=head_mask, encoder_hidden_states=encoder_hidden_states,
-                                  past_key_values=past_key_values, output_attentions=output_attentions,
-                                  output_hidden_states=output_hidden_states)
+        batch_size, seq_length, _ = check_model_inputs(
+            config, input_ids, inputs_embeds, token_type_ids, position_ids, attention_mask=attention_mask,
+            dtype=self.embeddings.word_embeddings.weight.dtype, exported_defaults=exported_defaults)
+        # A whole-model forward registered under config.attn_implementation runs the call where it applies.
+        out = whole_model_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+                                  output_attentions, output_hidden_states)
         if out is not None:  # None: the layers below run this call
             return self._return(out, return_dict)
-        embedding_output = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)  # (B, T, H)
+
+        embedding_output = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds)  # (B, T, H)
         extended_attention_mask = None  # no mask at all = attend everywhere, and lets sdpa skip it
-        if attention_mask is not None or config.is_decoder:
-            if attention_mask is None:  # a decoder's causal mask is built from one
-                attention_mask = torch.ones(batch_size, past_length + seq_length, device=embedding_output.device)
+        if attention_mask is not None:
             extended_attention_mask = get_extended_attention_mask(
                 attention_mask.to(embedding_output.device), (batch_size, seq_length), dtype=embedding_output.dtype,
-                is_decoder=config.is_decoder, prefix_length=0 if config.is_decoder else past_length,
-            )  # (B, 1, 1, S) or (B, 1, T, S)
-        layer_head_masks = get_head_mask(head_mask, config.num_hidden_layers, config.num_attention_heads,
-                                         embedding_output.dtype)  # L x (1, N, 1, 1) or L x None
-        encoder_mask = extras.cross_attention_mask(encoder_hidden_states, encoder_attention_mask, embedding_output.dtype)
-        encoder_outputs = self.encoder(
-            embedding_output, extended_attention_mask, layer_head_masks, encoder_hidden_states, encoder_mask,
-            past_key_values, use_cache, output_attentions, output_hidden_states,
-        )
-        encoder_outputs = extras.into_cache_object(encoder_outputs, cache_object, past_length)  # a transformers Cache given
+            )  # (B, 1, 1, T) or (B, 1, T, T)
+        encoder_outputs = self.encoder(embedding_output, extended_attention_mask, output_attentions, output_hidden_states)
         sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (B, H)
-        out = BaseModelOutputWithPoolingAndCrossAttentions(sequence_output, pooled_output)
-        return self._return(out, return_dict, encoder_outputs)
+        out = BaseModelOutputWithPoolingAndCrossAttentions(
+            sequence_output, pooled_output, hidden_states=encoder_outputs.hidden_states,
+            attentions=encoder_outputs.attentions)
+        return self._return(out, return_dict)
 
     def _prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
         """{layer: heads} -> each layer's BertAttention.prune_heads (transformers 3.x-4.x)."""

@@ -1,36 +1,47 @@
 """What only some transformers versions have, beside the lesson of modeling_bert.py.
 
 BERT as the paper and Google's code have it is in modeling_bert.py. transformers 4.x added
-options around it, and 5.x dropped most of them again; they live here so that the model
-file reads as BERT, and each class's docstring there says which of them it calls:
+options around it, and 5.x dropped most of them again. They live here so that the model
+file reads as BERT: ``BertModel.forward`` sends a call here, at its top, when the model is
+a decoder or has relative positions, or the call gives a head mask, an encoder's states or
+a cache (``needs_options``); this module then runs the same modules' weights through 4.x's
+forward (``model_forward_with_options``, and the encoder, layer and self-attention below it):
 
 - **relative positions** (4.x, ``position_embedding_type="relative_key"`` or
   ``"relative_key_query"``): one learned vector per signed distance, whose scores are added
-  to QKᵀ before scaling (``DistanceEmbedding``);
+  to QKᵀ before scaling (``DistanceEmbedding``, built by ``BertSelfAttention``);
 - **head masks and pruning** (3.x-4.x): a multiplier per head on the attention
   probabilities, and the removal of heads for good (``eager_attention_with_extras``,
   ``prune_attention_heads``);
 - **the decoder** (4.x-5.x, ``is_decoder``, ``add_cross_attention``): causal
   self-attention with a key/value cache, and cross-attention over an encoder's states
-  (``decoder_keys_and_values``, ``cross_attention``, ``cross_attention_mask``).
+  (``decoder_keys_and_values``, ``layer_forward_with_options``, ``cross_attention_mask``);
+- **an encoder's prefix** (peft's prefix tuning): keys and values every token attends to.
 
-A reader of BERT can skip this file. Every function here is called from one place in
-modeling_bert.py, and computes what transformers 4.57.6 computes (tests/parity).
+A reader of BERT can skip this file. It computes what transformers 4.57.6 computes
+(tests/parity, tests_transformers4).
 
 transformers: the same code inline in 4.x's ``modeling_bert.py`` classes
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Protocol, TypedDict
 
 import torch
 from torch import nn
 
-from .masking_utils import invert_attention_mask
-from .modeling_outputs import ModelOutput
-from .pytorch_utils import prune_linear_layer
+from .integrations.attention_functions import attention_function
+from .masking_utils import get_extended_attention_mask, get_head_mask, invert_attention_mask
+from .modeling_outputs import (
+    BaseModelOutputWithPastAndCrossAttentions,
+    BaseModelOutputWithPoolingAndCrossAttentions,
+    ModelOutput,
+)
+from .pytorch_utils import apply_chunking_to_forward, prune_linear_layer
+from .validation import check_model_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -51,28 +62,17 @@ class BertModelKwargs(TypedDict, total=False):
     output_hidden_states: bool | None  # the embeddings and every layer's output, (B, T, H) each
 
 
-class SelfAttentionKwargs(TypedDict, total=False):
-    """What ``BertAttention`` passes to its ``BertSelfAttention`` unchanged: transformers
-    4.x's head mask and decoder inputs, and whether to return the probabilities.
-
-    transformers: none (4.x names them in ``BertAttention.forward``; 5.x passes ``**kwargs``)
-    """
-
-    head_mask: torch.Tensor | None  # (1, N, 1, 1): 1 keeps a head, 0 silences it
-    encoder_hidden_states: torch.Tensor | None  # cross-attention's keys and values come from these
-    past_key_value: tuple[torch.Tensor, ...] | None  # this layer's cache, or an encoder's prefix
-    output_attentions: bool
-
-
 class DecoderConfig(Protocol):
-    """The config fields ``decoder_cache`` reads (a BertConfig has them), named by shape so
-    that this module stays below configuration_bert in the import graph.
+    """The config fields this module reads (a BertConfig has them), named by shape so that
+    it stays below configuration_bert in the import graph.
 
     transformers: none
     """
 
     is_decoder: bool
+    add_cross_attention: bool
     use_cache: bool
+    position_embedding_type: str
 
 #: The position embedding types that add relative-distance scores (Shaw et al., 2018;
 #: "relative_key_query" is method 4 of Huang et al., 2020).
@@ -119,7 +119,6 @@ class DistanceEmbedding(nn.Embedding):
 
 
 def eager_attention_with_extras(
-    module: nn.Module,
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
@@ -127,19 +126,21 @@ def eager_attention_with_extras(
     scaling: float,
     dropout: nn.Dropout,
     head_mask: torch.Tensor | None = None,
+    distance_embedding: DistanceEmbedding | None = None,
+    position_embedding_type: str = "absolute",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax((QKᵀ + E)·scaling + M)·V, each head's probabilities times ``head_mask``.
 
     ``modeling_bert.eager_attention_forward`` with transformers 4.x's two additions: the
-    relative-position scores E (B, N, T, S) of ``module.distance_embedding``, when the
-    module has relative positions, and ``head_mask`` (1, N, 1, 1), applied after dropout
-    (0 silences a head). Returns the context (B, N, T, D) and the probabilities (B, N, T, S).
+    relative-position scores E (B, N, T, S) of ``distance_embedding``, where the attention
+    has relative positions, and ``head_mask`` (1, N, 1, 1), applied after dropout (0
+    silences a head). Returns the context (B, N, T, D) and the probabilities (B, N, T, S).
 
     transformers 4.x: ``models.bert.modeling_bert.BertSelfAttention.forward`` (its inline attention)
     """
     scores = torch.matmul(query, key.transpose(-1, -2))  # (B, N, T, D) @ (B, N, D, S) -> (B, N, T, S)
-    if module.position_embedding_type in RELATIVE_POSITIONS:
-        scores = scores + module.distance_embedding.scores(query, key, module.position_embedding_type)  # (B, N, T, S)
+    if distance_embedding is not None:
+        scores = scores + distance_embedding.scores(query, key, position_embedding_type)  # (B, N, T, S)
     scores = scores * scaling
     if attention_mask is not None:
         scores = scores + attention_mask  # (B, N, T, S)
@@ -282,33 +283,6 @@ def decoder_keys_and_values(
     return key, value
 
 
-def cross_attention(
-    layer: nn.Module,
-    attention_output: torch.Tensor,
-    encoder_hidden_states: torch.Tensor,
-    encoder_attention_mask: torch.Tensor | None,
-    head_mask: torch.Tensor | None,
-    past_key_value: tuple[torch.Tensor, ...] | None,
-    present: tuple[torch.Tensor, ...] | None,
-    output_attentions: bool,
-) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, ...] | None]:
-    """A' = CrossAttention(A, enc): a decoder ``BertLayer``'s second attention block, whose
-    queries are the self-attention's output (B, T, H) and whose keys and values are the
-    encoder's states (B, S_enc, H) (Vaswani et al., 2017).
-
-    Returns A' (B, T, H), the cross-attention probabilities (B, N, T, S_enc) or None, and
-    the layer's cache extended to (self K, self V, cross K, cross V).
-
-    transformers 4.x: ``models.bert.modeling_bert.BertLayer.forward`` (its cross-attention step)
-    """
-    cross_past = past_key_value[2:] if past_key_value is not None and len(past_key_value) == 4 else None
-    attention_output, cross_probs, cross_present = layer.crossattention(
-        attention_output, encoder_attention_mask, head_mask=head_mask, encoder_hidden_states=encoder_hidden_states,
-        past_key_value=cross_past, output_attentions=output_attentions,
-    )  # (B, T, H)
-    return attention_output, cross_probs, present + cross_present
-
-
 def cross_attention_mask(
     encoder_hidden_states: torch.Tensor | None, encoder_attention_mask: torch.Tensor | None, dtype: torch.dtype
 ) -> torch.Tensor | None:
@@ -321,3 +295,187 @@ def cross_attention_mask(
     return invert_attention_mask(
         encoder_attention_mask.to(encoder_hidden_states.device), tuple(encoder_hidden_states.shape[:2]), dtype=dtype
     )  # (B, 1, 1, S_enc)
+
+
+# --------------------------------------------------------------------------------------
+# The forward with 4.x's options: BertModel.forward sends a call here when it needs them
+# --------------------------------------------------------------------------------------
+
+
+def needs_options(config: DecoderConfig, head_mask: torch.Tensor | None, encoder_hidden_states: torch.Tensor | None,
+                  past_key_values: object) -> bool:
+    """Whether a ``BertModel`` call needs transformers 4.x's forward: the model is a decoder
+    or has relative positions, or the call gives a head mask, an encoder's states or a cache
+    (a decoder's, or an encoder's prefix). Otherwise the lesson's forward runs it.
+
+    transformers: none (4.x's forward takes every branch in every call)
+    """
+    return (config.is_decoder or config.position_embedding_type in RELATIVE_POSITIONS or head_mask is not None
+            or encoder_hidden_states is not None or past_key_values is not None)
+
+
+def self_attention_with_options(
+    attention: nn.Module,
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    head_mask: torch.Tensor | None,
+    encoder_hidden_states: torch.Tensor | None,
+    past_key_value: tuple[torch.Tensor, ...] | None,
+    output_attentions: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
+    """``BertSelfAttention.forward`` with 4.x's options, on the module's own weights:
+    (B, T, H) -> context (B, T, H), the probabilities (B, N, T, S) or None, and a decoder's
+    keys and values (B, N, S, D) to cache (None for an encoder).
+
+    transformers 4.x: ``models.bert.modeling_bert.BertSelfAttention.forward``
+    """
+    query = attention.transpose_for_scores(attention.query(hidden_states))  # (B, N, T, D)
+    key, value = decoder_keys_and_values(attention, hidden_states, encoder_hidden_states, past_key_value)  # (B, N, S, D)
+    distance_embedding = getattr(attention, "distance_embedding", None)  # relative positions' table, if built
+    if output_attentions or head_mask is not None or distance_embedding is not None:
+        context, probs = eager_attention_with_extras(
+            query, key, value, attention_mask, attention.scaling, attention.dropout, head_mask, distance_embedding,
+            attention.position_embedding_type)
+    else:
+        function = attention_function(attention.config._attn_implementation, eager_attention_with_extras)
+        context, probs = function(query, key, value, attention_mask, attention.scaling, attention.dropout)
+    batch_size, _, seq_length, _ = context.shape  # (B, N, T, D)
+    context = context.transpose(1, 2).contiguous().view(batch_size, seq_length, attention.all_head_size)  # (B, T, H)
+    present = (key, value) if attention.config.is_decoder else None
+    return context, probs if output_attentions else None, present
+
+
+def layer_forward_with_options(
+    layer: nn.Module,
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    head_mask: torch.Tensor | None,
+    encoder_hidden_states: torch.Tensor | None,
+    encoder_attention_mask: torch.Tensor | None,
+    past_key_value: tuple[torch.Tensor, ...] | None,
+    output_attentions: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, tuple[torch.Tensor, ...] | None]:
+    """``BertLayer.forward`` with 4.x's options: self-attention (with a head mask, a cache or
+    a prefix), then a decoder's cross-attention A' = CrossAttention(A, enc) whose queries are
+    the self-attention's output and whose keys and values are the encoder's states
+    (Vaswani et al., 2017), then the feed-forward.
+
+    Returns the layer's output (B, T, H), the self- and cross-attention probabilities (each
+    or None), and the layer's cache (self K, self V[, cross K, cross V]) or None.
+
+    transformers 4.x: ``models.bert.modeling_bert.BertLayer.forward``
+    """
+    self_attention = layer.attention
+    context, probs, present = self_attention_with_options(
+        self_attention.self, hidden_states, attention_mask, head_mask, None, past_key_value, output_attentions)
+    attention_output = self_attention.output(context, hidden_states)  # (B, T, H)
+    cross_probs = None
+    if encoder_hidden_states is not None:  # a decoder's (check_model_inputs: only with add_cross_attention)
+        cross_past = past_key_value[2:] if past_key_value is not None and len(past_key_value) == 4 else None
+        context, cross_probs, cross_present = self_attention_with_options(
+            layer.crossattention.self, attention_output, encoder_attention_mask, head_mask, encoder_hidden_states,
+            cross_past, output_attentions)
+        attention_output = layer.crossattention.output(context, attention_output)  # (B, T, H)
+        present = present + cross_present
+    layer_output = apply_chunking_to_forward(layer.feed_forward_chunk, layer.chunk_size_feed_forward,
+                                             layer.seq_len_dim, attention_output)  # (B, T, H)
+    return layer_output, probs, cross_probs, present
+
+
+def encoder_forward_with_options(
+    encoder: nn.Module,
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    head_masks: list[torch.Tensor | None],
+    encoder_hidden_states: torch.Tensor | None,
+    encoder_attention_mask: torch.Tensor | None,
+    past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None,
+    use_cache: bool,
+    output_attentions: bool,
+    output_hidden_states: bool,
+) -> BaseModelOutputWithPastAndCrossAttentions:
+    """``BertEncoder.forward`` with 4.x's options: each layer given its head mask and cache,
+    and its outputs gathered as far as they were asked for; a decoder's new cache too.
+
+    transformers 4.x: ``models.bert.modeling_bert.BertEncoder.forward``
+    """
+    use_cache = use_cache and cache_allowed(encoder)
+    all_hidden_states = [hidden_states] if output_hidden_states else None
+    all_attentions = [] if output_attentions else None
+    all_cross_attentions = [] if output_attentions and encoder_hidden_states is not None else None
+    next_cache = [] if use_cache else None
+    for i, layer in enumerate(encoder.layer):
+        layer_inputs = (hidden_states, attention_mask, head_masks[i], encoder_hidden_states, encoder_attention_mask,
+                        past_key_values[i] if past_key_values is not None else None, output_attentions)
+        forward = functools.partial(layer_forward_with_options, layer)
+        if layer.gradient_checkpointing and encoder.training:  # recomputed in the backward pass (Chen et al., 2016)
+            hidden_states, probs, cross_probs, present = layer._gradient_checkpointing_func(forward, *layer_inputs)
+        else:
+            hidden_states, probs, cross_probs, present = forward(*layer_inputs)
+        for kept, value in ((all_hidden_states, hidden_states), (all_attentions, probs),
+                            (all_cross_attentions, cross_probs), (next_cache, present)):
+            if kept is not None:
+                kept.append(value)
+
+    def as_tuple(kept: list | None) -> tuple | None:
+        return tuple(kept) if kept is not None else None
+
+    return BaseModelOutputWithPastAndCrossAttentions(
+        hidden_states, as_tuple(next_cache), as_tuple(all_hidden_states), as_tuple(all_attentions),
+        as_tuple(all_cross_attentions))
+
+
+def model_forward_with_options(
+    model: nn.Module,
+    input_ids: torch.Tensor | None,
+    attention_mask: torch.Tensor | None,
+    token_type_ids: torch.Tensor | None,
+    position_ids: torch.Tensor | None,
+    inputs_embeds: torch.Tensor | None,
+    exported_defaults: tuple,
+    *,
+    head_mask: torch.Tensor | None,
+    encoder_hidden_states: torch.Tensor | None,
+    encoder_attention_mask: torch.Tensor | None,
+    past_key_values: object,
+    use_cache: bool | None,
+    output_attentions: bool | None,
+    output_hidden_states: bool | None,
+    return_dict: bool | None,
+) -> ModelOutput | tuple:
+    """``BertModel.forward`` with 4.x's options, on the model's own modules: a decoder's
+    causal mask and cache (tuples, or transformers' ``Cache`` objects, extended in place),
+    cross-attention over an encoder's states, head masks, an encoder's prefix (peft's prefix
+    tuning), relative positions. Arguments and output as ``BertModel.forward``'s.
+
+    transformers 4.x: ``models.bert.modeling_bert.BertModel.forward``
+    """
+    config = model.config
+    output_attentions = config.output_attentions if output_attentions is None else output_attentions
+    output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
+    cache_object, (past_key_values, use_cache) = past_key_values, decoder_cache(config, past_key_values, use_cache)
+    batch_size, seq_length, past_length = check_model_inputs(
+        config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
+        attention_mask, model.embeddings.word_embeddings.weight.dtype, exported_defaults,
+    )
+    embedding_output = model.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)  # (B, T, H)
+    extended_attention_mask = None  # no mask at all = attend everywhere, and lets sdpa skip it
+    if attention_mask is not None or config.is_decoder:
+        if attention_mask is None:  # a decoder's causal mask is built from one
+            attention_mask = torch.ones(batch_size, past_length + seq_length, device=embedding_output.device)
+        extended_attention_mask = get_extended_attention_mask(
+            attention_mask.to(embedding_output.device), (batch_size, seq_length), dtype=embedding_output.dtype,
+            is_decoder=config.is_decoder, prefix_length=0 if config.is_decoder else past_length,
+        )  # (B, 1, 1, S) or (B, 1, T, S)
+    layer_head_masks = get_head_mask(head_mask, config.num_hidden_layers, config.num_attention_heads,
+                                     embedding_output.dtype)  # L x (1, N, 1, 1) or L x None
+    encoder_mask = cross_attention_mask(encoder_hidden_states, encoder_attention_mask, embedding_output.dtype)
+    encoder_outputs = encoder_forward_with_options(
+        model.encoder, embedding_output, extended_attention_mask, layer_head_masks, encoder_hidden_states,
+        encoder_mask, past_key_values, use_cache, output_attentions, output_hidden_states,
+    )
+    encoder_outputs = into_cache_object(encoder_outputs, cache_object, past_length)  # a transformers Cache given
+    sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
+    pooled_output = model.pooler(sequence_output) if model.pooler is not None else None  # (B, H)
+    out = BaseModelOutputWithPoolingAndCrossAttentions(sequence_output, pooled_output)
+    return model._return(out, return_dict, encoder_outputs)

@@ -111,8 +111,26 @@ _RESERVED_NAMES = frozenset(dir(ModelOutput))
 
 
 @dataclass
-class BaseModelOutputWithPastAndCrossAttentions(ModelOutput):
+class BaseModelOutput(ModelOutput):
     """What BertEncoder returns (transformers' class of the same name and field order).
+
+    Attributes:
+        last_hidden_state: (B, T, H) output of the last layer.
+        hidden_states: L + 1 tensors (B, T, H): the embeddings, then each layer's output.
+        attentions: L tensors (B, N, T, S): each layer's self-attention probabilities.
+
+    transformers: ``modeling_outputs.BaseModelOutput`` (3.4's BertEncoder returns it)
+    """
+
+    last_hidden_state: torch.Tensor | None = None
+    hidden_states: tuple[torch.Tensor, ...] | None = None
+    attentions: tuple[torch.Tensor, ...] | None = None
+
+
+@dataclass
+class BaseModelOutputWithPastAndCrossAttentions(ModelOutput):
+    """What the encoder returns under transformers 4.x's options (modeling_bert_extras.py:
+    a decoder's cache and cross-attentions), as transformers' class of the same name and field order.
 
     Attributes:
         last_hidden_state: (B, T, H) output of the last layer.
@@ -286,42 +304,3 @@ def with_encoder_fields(output: ModelOutput, encoded: ModelOutput) -> ModelOutpu
         if name in output.__dataclass_fields__:
             setattr(output, name, getattr(encoded, name))
     return output
-
-
-class LayerOutputs:
-    """What an encoder returns besides its last hidden state, gathered layer by layer as
-    far as it was asked for: every hidden state (the embeddings first), every layer's
-    attention and cross-attention probabilities, and a decoder's new cache.
-
-    transformers: none (3.4 / 4.x grow these tuples in ``BertEncoder.forward``; 5.x records
-    them with hooks)
-    """
-
-    def __init__(self, embeddings: torch.Tensor, hidden_states: bool, attentions: bool, cross_attentions: bool,
-                 cache: bool) -> None:
-        self.hidden_states = [embeddings] if hidden_states else None
-        self.attentions = [] if attentions else None
-        self.cross_attentions = [] if cross_attentions else None
-        self.cache = [] if cache else None
-
-    def add(self, layer_outputs: tuple) -> torch.Tensor:
-        """One layer's outputs (its hidden states, then as far as there are: probabilities,
-        cross-attention probabilities, cache), each kept where it was asked for; returns its
-        hidden states. A layer returns probabilities exactly when they were asked for."""
-        hidden_states, *rest = layer_outputs
-        probs = rest.pop(0) if self.attentions is not None else None
-        cross_probs = rest.pop(0) if self.cross_attentions is not None else None
-        present = rest.pop(0) if rest else None  # a decoder's, asked for or not
-        for kept, value in ((self.hidden_states, hidden_states), (self.attentions, probs),
-                            (self.cross_attentions, cross_probs), (self.cache, present)):
-            if kept is not None:
-                kept.append(value)
-        return hidden_states
-
-    def output(self, last_hidden_state: torch.Tensor) -> BaseModelOutputWithPastAndCrossAttentions:
-        def as_tuple(kept: list | None) -> tuple | None:
-            return tuple(kept) if kept is not None else None
-
-        return BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state, as_tuple(self.cache), as_tuple(self.hidden_states), as_tuple(self.attentions),
-            as_tuple(self.cross_attentions))

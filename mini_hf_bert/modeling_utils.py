@@ -56,7 +56,11 @@ from .file_utils import (
     no_remote_code,
 )
 from .integrations.model_forwards import ALL_MODEL_FORWARDS, ModelForwardInterface  # noqa: F401  (offered from here)
-from .integrations.sdpa_attention import sdpa_attention_forward
+from .integrations.attention_functions import (  # noqa: F401  (offered from here, as transformers' modeling_utils)
+    ALL_ATTENTION_FUNCTIONS,
+    AttentionInterface,
+    attention_function,
+)
 from .hub_options import SaveOptions, take_transformers_keywords
 from .limits import Limits
 from .masking_utils import get_extended_attention_mask
@@ -66,50 +70,20 @@ from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call
 logger = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------------------
-# Attention implementations, by name
+# Attention implementations and whole-model forwards, by name (ALL_ATTENTION_FUNCTIONS:
+# integrations/attention_functions.py; ALL_MODEL_FORWARDS: integrations/model_forwards.py)
 # --------------------------------------------------------------------------------------
-
-
-class AttentionInterface(dict):
-    """``attn_implementation`` name -> attention function, for every model.
-
-    A model writes its own ``"eager"`` function (``modeling_bert.eager_attention_forward``)
-    and looks any other name up here; an implementation registers itself by name
-    (``integrations/``), so the model file never lists them. Every function takes
-    ``(module, query, key, value, attention_mask, scaling, dropout)`` and returns the
-    context (B, N, T, D) and the probabilities (B, N, T, S) or None.
-
-    transformers: ``modeling_utils.AttentionInterface``
-    """
-
-    def register(self, name: str, function: Callable[..., tuple[torch.Tensor, torch.Tensor | None]]) -> None:
-        self[name] = function
-
-
-ALL_ATTENTION_FUNCTIONS = AttentionInterface(sdpa=sdpa_attention_forward)
-
-# ALL_MODEL_FORWARDS (integrations/model_forwards.py): the names that run a whole base model
-# ("fast"), each with the attention function its layers fall back to.
-
-
-def attention_function(name: str) -> Callable[..., tuple[torch.Tensor, torch.Tensor | None]]:
-    """The attention function of ``attn_implementation=name`` (``"eager"`` is the model's
-    own): a registered one, or the one a whole-model forward's layers attend with.
-
-    transformers: none (``ALL_ATTENTION_FUNCTIONS[name]`` inline)
-    """
-    return ALL_ATTENTION_FUNCTIONS[ALL_MODEL_FORWARDS.layer_attention.get(name, name)]
 
 
 def whole_model_forward(
     model: nn.Module, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None,
-    token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None, *, inputs_embeds: torch.Tensor | None,
-    head_mask: torch.Tensor | None, encoder_hidden_states: torch.Tensor | None, past_key_values: tuple | None,
+    token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None, inputs_embeds: torch.Tensor | None,
     output_attentions: bool, output_hidden_states: bool,
 ) -> ModelOutput | None:
     """The output of the whole-model forward that ``model.config.attn_implementation`` names
     in ``ALL_MODEL_FORWARDS`` (``"fast"``: modeling_bert_fast.py), or None: no such forward
-    is registered under the name, or it leaves this call to the model's own layers.
+    is registered under the name, or it leaves this call to the model's own layers. A call
+    with 4.x's options never comes here (BertModel.forward sends it to modeling_bert_extras.py).
 
     transformers: none
     """
@@ -117,7 +91,7 @@ def whole_model_forward(
     if function is None:
         return None
     return function(model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
-                    head_mask=head_mask, encoder_hidden_states=encoder_hidden_states, past_key_values=past_key_values,
+                    head_mask=None, encoder_hidden_states=None, past_key_values=None,
                     output_attentions=output_attentions, output_hidden_states=output_hidden_states)
 
 

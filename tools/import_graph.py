@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "activations", "pytorch_utils", "masking_utils", "modeling_outputs", "modeling_utils", "generation_utils", "file_utils",
         "limits", "hub_options", "cpu_capability", "wordpiece_trainer", "progress",
         "unicode_tables", "tokenization_utils", "tokenization_utils_base", "integrations.sdpa_attention", "integrations.model_forwards",
+        "integrations.attention_functions",
         "checkpoints", "checkpoints.errors", "checkpoints.crc32c",
         "checkpoints.tf_bundle", "checkpoints.hdf5_weights", "checkpoints.flax_msgpack", "checkpoints.layout", "checkpoints.hf_format", "checkpoints.hub", "checkpoints.weight_map",
         "checkpoints.resolve", "checkpoints.loading", "checkpoints.saving", "checkpoints.fingerprints",

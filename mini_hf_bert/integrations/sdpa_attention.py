@@ -10,7 +10,6 @@ from torch import nn
 
 
 def sdpa_attention_forward(
-    module: nn.Module,
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
@@ -28,7 +27,7 @@ def sdpa_attention_forward(
         key,
         value,
         attn_mask=attention_mask,  # the same additive float mask, broadcastable to (B, N, T, S)
-        dropout_p=dropout.p if module.training else 0.0,
+        dropout_p=dropout.p if dropout.training else 0.0,  # the module's mode, as nn.Dropout reads it
         scale=scaling,
     )  # (B, N, T, D)
     return context, None

@@ -50,9 +50,12 @@ def test_cache_holds_every_module_output_under_its_checkpoint_path(model, batch)
     assert torch.equal(t["embeddings"], model.embeddings(batch["input_ids"], batch["token_type_ids"]))
     query = t["encoder.layer.0.attention.self.query"]
     assert torch.equal(query, model.encoder.layer[0].attention.self.query(t["embeddings"]))
-    # The whole output is there too: (context, probabilities, cache) for self-attention.
-    context, probs, _ = t.output("encoder.layer.0.attention.self")
-    assert torch.equal(context, t["encoder.layer.0.attention.self"]) and probs is None
+    # The whole output is there too: (context, probabilities) for self-attention, which eager
+    # forms whether or not the caller asked for them (the layer returns them only if asked).
+    context, probs = t.output("encoder.layer.0.attention.self")
+    heads = model.config.num_attention_heads
+    assert torch.equal(context, t["encoder.layer.0.attention.self"]) and probs.shape == (batch_size, heads, seq, seq)
+    assert len(t.output("encoder.layer.0")) == 1 and torch.allclose(probs.sum(-1), torch.ones(()))
     with pytest.raises(KeyError, match="no module of that path ran"):
         t["encoder.layer.99"]
 

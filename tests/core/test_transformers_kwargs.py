@@ -270,14 +270,12 @@ def test_positional_arguments_follow_transformers_5(class_name):
 
 
 def test_the_keyword_groups_name_real_parameters():
-    """What the heads pass to BertModel as **kwargs, and BertAttention to BertSelfAttention,
-    are each a named parameter of the forward that receives them: the groups cannot drift."""
+    """What the heads pass to BertModel as **kwargs is each a named parameter of
+    BertModel.forward: the group cannot drift."""
     from mini_hf_bert import modeling_bert, modeling_bert_extras as extras
 
     model_parameters = inspect.signature(modeling_bert.BertModel.forward).parameters
     assert set(extras.BertModelKwargs.__annotations__) <= set(model_parameters)
-    attention_parameters = inspect.signature(modeling_bert.BertSelfAttention.forward).parameters
-    assert set(extras.SelfAttentionKwargs.__annotations__) <= set(attention_parameters)
 
 
 @pytest.mark.parametrize("class_name", ["BertForSequenceClassification", "BertForMaskedLM", "BertForMultipleChoice"])

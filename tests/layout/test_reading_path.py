@@ -35,7 +35,7 @@ def test_the_model_file_names_no_fast_path():
 
 
 def test_the_attention_registry_holds_attention_functions_only():
-    expected = ["module", "query", "key", "value", "attention_mask", "scaling", "dropout"]
+    expected = ["query", "key", "value", "attention_mask", "scaling", "dropout"]  # no module: none uses one
     assert "fast" not in modeling_utils.ALL_ATTENTION_FUNCTIONS
     for name, function in modeling_utils.ALL_ATTENTION_FUNCTIONS.items():
         assert list(inspect.signature(function).parameters) == expected, name
@@ -96,3 +96,58 @@ def test_explanation_is_not_counted_but_code_is():
     grown = explained.replace("        return x", "        y = x\n        return y")
     assert len(code_line_numbers(grown)) == 4
     assert len(code_line_numbers('x = """a\nb"""\n')) == 2  # a string that is not a docstring is code
+
+
+def _functions_run(model: torch.nn.Module, **inputs: object) -> set[tuple[str, str]]:
+    """(file name, qualified name) of every Python function a call runs in the model file
+    and the extras beside it: where a debugger's breakpoint would fire."""
+    import sys
+
+    watched = {MODEL_FILE, os.path.join(ROOT, "mini_hf_bert", "modeling_bert_extras.py")}
+    ran = set()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename in watched:
+            ran.add((os.path.basename(frame.f_code.co_filename), frame.f_code.co_qualname))
+
+    sys.setprofile(profile)
+    try:
+        with torch.no_grad():
+            model(**inputs)
+    finally:
+        sys.setprofile(None)
+    return ran
+
+
+LESSON_FORWARDS = {("modeling_bert.py", f"{name}.forward") for name in (
+    "BertEmbeddings", "BertSelfAttention", "BertAttention", "BertLayer", "BertEncoder", "BertPooler", "BertModel")}
+
+
+@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+def test_a_plain_call_steps_through_the_lesson_forwards_only(attn_implementation):
+    """A breakpoint in each of the lesson's forwards fires on an encoder's call, and nothing
+    of 4.x's options runs; a head mask (an option) goes to modeling_bert_extras.py instead."""
+    config = mini_hf_bert.BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                     intermediate_size=16, attn_implementation=attn_implementation)
+    model = mini_hf_bert.BertModel(config).eval()
+    ids = torch.tensor([[1, 2, 3, 0]])
+    ran = _functions_run(model, input_ids=ids, attention_mask=(ids > 0).long(), output_attentions=True)
+    assert LESSON_FORWARDS <= ran
+    assert not {name for file, name in ran if file == "modeling_bert_extras.py"} - {"needs_options"}
+    with_options = _functions_run(model, input_ids=ids, head_mask=torch.ones(2))
+    assert ("modeling_bert_extras.py", "layer_forward_with_options") in with_options
+    assert ("modeling_bert.py", "BertLayer.forward") not in with_options
+
+
+def test_a_layer_returns_its_output_and_the_probabilities_asked_for():
+    """The one protocol the encoder reads in place: (output,), or (output, probabilities)
+    where they are asked for, whatever the attention implementation."""
+    config = mini_hf_bert.BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=16, attn_implementation="sdpa")
+    layer = mini_hf_bert.BertModel(config).eval().encoder.layer[0]
+    hidden = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        (plain,) = layer(hidden)
+        output, probs = layer(hidden, output_attentions=True)
+    assert torch.allclose(plain, output, atol=1e-6) and plain.shape == (2, 5, 16)
+    assert probs.shape == (2, 2, 5, 5) and torch.allclose(probs.sum(-1), torch.ones(2, 2, 5))
