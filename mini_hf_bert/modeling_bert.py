@@ -73,6 +73,7 @@ from .validation import (
     check_pretraining_labels,
     check_sequence_classification_labels,
     check_span_positions,
+    output_switches,
     warn_if_not_causal,
 )
 
@@ -597,39 +598,31 @@ class BertModel(BertPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
-        head_mask: torch.Tensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         use_cache: bool | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
-        return_dict: bool | None = None,
+        **options: Unpack[extras.BertModelKwargs],  # not named kwargs: transformers' generate fills a **kwargs with all it has
     ) -> BaseModelOutputWithPoolingAndCrossAttentions | tuple:
         """(B, T) ids in [0, V) or (B, T, H) ``inputs_embeds`` -> ``last_hidden_state`` (B, T, H), ``pooler_output``
         (B, H). ``attention_mask`` (B, T): 1 = attend, 0 = padding, or (B, T, T), keys per query. ``token_type_ids``
-        (B, T) default 0; ``position_ids`` (B, T) or (1, T) default 0..T-1. ``output_hidden_states`` and
-        ``output_attentions`` add every layer's output and probabilities. The rest is transformers 4.x's: ``head_mask``
-        (N,) or (L, N), a decoder's inputs, an encoder's prefix (peft's prefix tuning): a call that uses any of them,
-        or a model built as a decoder or with relative positions, runs in modeling_bert_extras.py."""
-        if extras.needs_options(self.config, head_mask, encoder_hidden_states, past_key_values):
-            return extras.model_forward_with_options(
-                self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, exported_defaults,
-                head_mask=head_mask, encoder_hidden_states=encoder_hidden_states,
-                encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values, use_cache=use_cache,
-                output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=return_dict)
-        config = self.config
-        output_attentions = config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
+        (B, T) default 0; ``position_ids`` (B, T) or (1, T) default 0..T-1. By keyword: ``output_hidden_states`` and
+        ``output_attentions`` add every layer's output and probabilities; ``return_dict=False`` gives a tuple.
+        The rest is transformers 4.x's: a decoder's inputs, an encoder's prefix (peft's prefix tuning), and by
+        keyword ``head_mask`` (N,) or (L, N): a call that uses any, or a model built as a decoder or with relative
+        positions, runs in modeling_bert_extras.py."""
+        if extras.needs_options(self.config, encoder_hidden_states, past_key_values, options):
+            return extras.model_forward_with_options(self, input_ids, attention_mask, token_type_ids, position_ids,
+                inputs_embeds, encoder_hidden_states, encoder_attention_mask, past_key_values, use_cache, **options)
+        output_attentions, output_hidden_states, return_dict = output_switches(self, options, extras.BertModelKwargs)
         batch_size, seq_length, _ = check_model_inputs(
-            config, input_ids, inputs_embeds, token_type_ids, position_ids, attention_mask=attention_mask,
-            dtype=self.embeddings.word_embeddings.weight.dtype, exported_defaults=exported_defaults)
+            self.config, input_ids, inputs_embeds, token_type_ids, position_ids, attention_mask=attention_mask,
+            dtype=self.embeddings.word_embeddings.weight.dtype)
         # A whole-model forward registered under config.attn_implementation runs the call where it applies.
         out = whole_model_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
                                   output_attentions, output_hidden_states)
         if out is not None:  # None: the layers below run this call
-            return self._return(out, return_dict)
+            return out if return_dict else out.to_tuple()
 
         embedding_output = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds)  # (B, T, H)
         extended_attention_mask = None  # no mask at all = attend everywhere, and lets sdpa skip it
@@ -643,7 +636,7 @@ class BertModel(BertPreTrainedModel):
         out = BaseModelOutputWithPoolingAndCrossAttentions(
             sequence_output, pooled_output, hidden_states=encoder_outputs.hidden_states,
             attentions=encoder_outputs.attentions)
-        return self._return(out, return_dict)
+        return out if return_dict else out.to_tuple()
 
     def _prune_heads(self, heads_to_prune: dict[int, list[int]]) -> None:
         """{layer: heads} -> each layer's BertAttention.prune_heads (transformers 3.x-4.x)."""
@@ -655,11 +648,12 @@ class BertModel(BertPreTrainedModel):
 # Task models: BertModel + a head, each with its loss as transformers computes it
 # ======================================================================================
 #
-# Every head passes BertModel's optional keywords (head_mask, output_attentions, ...: the
-# group modeling_bert_extras.BertModelKwargs names) through unchanged as **kwargs, returns
-# transformers' output dataclass (or its tuple with return_dict=False, PreTrainedModel._return),
-# computes its loss only when labels are given, and ignores label -100 in token-level losses
-# (CrossEntropyLoss's default ignore_index), as transformers does.
+# Every head takes transformers 5.x's parameters in 5.x's order, and by keyword (**kwargs,
+# each group named in modeling_bert_extras.py) BertModel's switches (output_attentions,
+# return_dict, ...), which it passes on (encoder_keywords), and the keywords of transformers'
+# Trainer its loss reads. It returns transformers' output dataclass (or its tuple with
+# return_dict=False, PreTrainedModel._return), computes its loss only when labels are given,
+# and ignores label -100 in token-level losses (CrossEntropyLoss's default ignore_index).
 
 
 #: The masked-LM heads' two ties (Press & Wolf, 2017): the vocabulary projection *is* the
@@ -679,6 +673,15 @@ def classifier_dropout(config: BertConfig) -> nn.Dropout:
     """
     p = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
     return nn.Dropout(p)
+
+
+def encoder_keywords(kwargs: dict) -> dict:
+    """What a head passes on to its BertModel of its keywords: all but its loss's
+    (``extras.LOSS_KEYWORDS``), and ``return_dict=True``, since the head reads the fields.
+
+    transformers: none (5.x's heads pass ``**kwargs`` on whole)
+    """
+    return {**{name: value for name, value in kwargs.items() if name not in extras.LOSS_KEYWORDS}, "return_dict": True}
 
 
 class BertForPreTraining(BertPreTrainedModel):
@@ -712,8 +715,6 @@ class BertForPreTraining(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         next_sentence_label: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
-        return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> BertForPreTrainingOutput | tuple:
         """
@@ -723,9 +724,7 @@ class BertForPreTraining(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults, return_dict=True,
-            **kwargs,
-        )
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, **encoder_keywords(kwargs))
         prediction_scores, seq_relationship_score = self.cls(outputs.last_hidden_state, outputs.pooler_output)
 
         total_loss = None
@@ -740,7 +739,7 @@ class BertForPreTraining(BertPreTrainedModel):
         out = BertForPreTrainingOutput(
             loss=total_loss, prediction_logits=prediction_scores, seq_relationship_logits=seq_relationship_score
         )
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)
 
 
 class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
@@ -772,20 +771,17 @@ class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         use_cache: bool | None = None,
-        labels: torch.Tensor | None = None,
-        shift_labels: torch.Tensor | None = None,
-        num_items_in_batch: int | torch.Tensor | None = None,
-        return_dict: bool | None = None,
-        **kwargs: Unpack[extras.BertModelKwargs],
+        **kwargs: Unpack[extras.CausalLMKwargs],
     ) -> CausalLMOutputWithCrossAttentions | tuple:
         """
         Args:
             labels: (B, T) the input ids themselves (the shift happens here), -100 to ignore.
+            (by keyword, for transformers' Trainer: extras.CausalLMKwargs)
             shift_labels: (B, T) targets already aligned with the logits (position t's is
                 token t+1), used instead of shifting ``labels``: sequence-parallel training
                 shifts the whole sequence before cutting it into shards (transformers' argument).
@@ -801,15 +797,14 @@ class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
         if labels is not None:
             use_cache = False  # training on whole sequences: nothing to continue
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
-            encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
-            past_key_values=past_key_values, use_cache=use_cache, return_dict=True, **kwargs,
-        )
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, encoder_hidden_states,
+            encoder_attention_mask, past_key_values, use_cache, **encoder_keywords(kwargs))
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
 
         loss = None
         if labels is not None:
             check_class_labels("labels", labels, tuple(prediction_scores.shape[:2]), self.config.vocab_size)
+            shift_labels = kwargs.get("shift_labels")
             if shift_labels is None:
                 # Position t predicts token t+1: drop the last prediction and the first label.
                 shifted_scores = prediction_scores[:, :-1, :].contiguous()  # (B, T-1, V)
@@ -819,10 +814,10 @@ class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
                                    self.config.vocab_size)
                 shifted_scores, shifted_labels = prediction_scores, shift_labels  # (B, T, V), (B, T)
             loss = token_cross_entropy(shifted_scores.view(-1, self.config.vocab_size).float(), shifted_labels.view(-1),
-                                       num_items_in_batch)
+                                       kwargs.get("num_items_in_batch"))
 
         out = CausalLMOutputWithCrossAttentions(loss=loss, logits=prediction_scores)
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)
 
 
 class BertForMaskedLM(BertPreTrainedModel):
@@ -854,32 +849,30 @@ class BertForMaskedLM(BertPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        num_items_in_batch: int | torch.Tensor | None = None,
-        return_dict: bool | None = None,
-        **kwargs: Unpack[extras.BertModelKwargs],
+        **kwargs: Unpack[extras.TokenLossKwargs],
     ) -> MaskedLMOutput | tuple:
         """
         Args:
             labels: (B, T) original ids at masked positions, -100 elsewhere.
-            num_items_in_batch: as BertLMHeadModel.forward's (the masked tokens).
+            encoder_hidden_states / encoder_attention_mask: as BertModel.forward's (5.x's positions).
+            num_items_in_batch (by keyword): as BertLMHeadModel.forward's (the masked tokens).
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults, return_dict=True,
-            **kwargs,
-        )
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, **encoder_keywords(kwargs))
         prediction_scores = self.cls(outputs.last_hidden_state)  # (B, T, V)
 
         loss = None
         if labels is not None:
             check_class_labels("labels", labels, tuple(prediction_scores.shape[:2]), self.config.vocab_size)
             loss = token_cross_entropy(prediction_scores.view(-1, self.config.vocab_size), labels.view(-1),
-                                       num_items_in_batch)  # (B*T, V) vs (B*T,)
+                                       kwargs.get("num_items_in_batch"))  # (B*T, V) vs (B*T,)
 
         out = MaskedLMOutput(loss=loss, logits=prediction_scores)
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)
 
 
 class BertForNextSentencePrediction(BertPreTrainedModel):
@@ -905,8 +898,6 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
-        return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> NextSentencePredictorOutput | tuple:
         """
@@ -915,9 +906,7 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults, return_dict=True,
-            **kwargs,
-        )
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, **encoder_keywords(kwargs))
         seq_relationship_scores = self.cls(outputs.pooler_output)  # (B, 2)
 
         loss = None
@@ -926,7 +915,7 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
             loss = nn.CrossEntropyLoss()(seq_relationship_scores.view(-1, 2), labels.view(-1))
 
         out = NextSentencePredictorOutput(loss=loss, logits=seq_relationship_scores)
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)
 
 
 class BertForSequenceClassification(BertPreTrainedModel):
@@ -967,24 +956,18 @@ class BertForSequenceClassification(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
-        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        return_dict: bool | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,  # peft's prefix tuning looks for the name
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> SequenceClassifierOutput | tuple:
         """
         Args:
             labels: (B,) class ids (single-label), (B,) or (B, 1) floats (regression, C = 1),
                 (B, C) floats in [0, 1] (multi-label).
-            past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
-                tuning passes its learned one), as for BertModel.forward. Named here, not in
-                **kwargs: peft looks for the name in this signature.
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
-            past_key_values=past_key_values, return_dict=True, **kwargs,
-        )
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, past_key_values=past_key_values,
+            **encoder_keywords(kwargs))
         pooled_output = self.dropout(outputs.pooler_output)  # (B, H)
         logits = self.classifier(pooled_output)  # (B, C)
 
@@ -1002,7 +985,7 @@ class BertForSequenceClassification(BertPreTrainedModel):
                 loss = nn.BCEWithLogitsLoss()(logits, labels)
 
         out = SequenceClassifierOutput(loss=loss, logits=logits)
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)
 
 
 class BertForMultipleChoice(BertPreTrainedModel):
@@ -1028,8 +1011,6 @@ class BertForMultipleChoice(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
-        return_dict: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> MultipleChoiceModelOutput | tuple:
         """
@@ -1048,9 +1029,8 @@ class BertForMultipleChoice(BertPreTrainedModel):
 
         outputs = self.bert(
             flat(input_ids), flat(attention_mask), flat(token_type_ids), flat(position_ids),
-            None if inputs_embeds is None else inputs_embeds.reshape(-1, *inputs_embeds.shape[-2:]), *exported_defaults,
-            return_dict=True, **kwargs,
-        )
+            None if inputs_embeds is None else inputs_embeds.reshape(-1, *inputs_embeds.shape[-2:]),
+            **encoder_keywords(kwargs))  # (B*K, T) or (B*K, T, H)
         pooled_output = self.dropout(outputs.pooler_output)  # (B*K, H)
         logits = self.classifier(pooled_output)  # (B*K, 1)
         reshaped_logits = logits.view(-1, num_choices)  # (B, K)
@@ -1061,7 +1041,7 @@ class BertForMultipleChoice(BertPreTrainedModel):
             loss = nn.CrossEntropyLoss()(reshaped_logits, labels)
 
         out = MultipleChoiceModelOutput(loss=loss, logits=reshaped_logits)
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)
 
 
 class BertForTokenClassification(BertPreTrainedModel):
@@ -1087,35 +1067,29 @@ class BertForTokenClassification(BertPreTrainedModel):
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
-        num_items_in_batch: int | torch.Tensor | None = None,
-        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        return_dict: bool | None = None,
-        **kwargs: Unpack[extras.BertModelKwargs],
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,  # peft's prefix tuning looks for the name
+        **kwargs: Unpack[extras.TokenLossKwargs],
     ) -> TokenClassifierOutput | tuple:
         """
         Args:
             labels: (B, T) class ids, -100 for tokens to ignore (padding, word-piece continuations).
-            num_items_in_batch: as BertLMHeadModel.forward's (the labelled tokens).
-            past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
-                tuning passes its learned one), as for BertModel.forward. Named here, not in
-                **kwargs: peft looks for the name in this signature.
+            num_items_in_batch (by keyword): as BertLMHeadModel.forward's (the labelled tokens).
             (the rest as BertModel.forward)
         """
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
-            past_key_values=past_key_values, return_dict=True, **kwargs,
-        )
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, past_key_values=past_key_values,
+            **encoder_keywords(kwargs))
         sequence_output = self.dropout(outputs.last_hidden_state)  # (B, T, H)
         logits = self.classifier(sequence_output)  # (B, T, C)
 
         loss = None
         if labels is not None:
             check_class_labels("labels", labels, tuple(logits.shape[:2]), self.num_labels)
-            loss = token_cross_entropy(logits.view(-1, self.num_labels), labels.view(-1), num_items_in_batch)
+            loss = token_cross_entropy(logits.view(-1, self.num_labels), labels.view(-1),
+                                       kwargs.get("num_items_in_batch"))
 
         out = TokenClassifierOutput(loss=loss, logits=logits)
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)
 
 
 class BertForQuestionAnswering(BertPreTrainedModel):
@@ -1145,25 +1119,19 @@ class BertForQuestionAnswering(BertPreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
-        *exported_defaults: None,  # keyword-only from here (torch.onnx's legacy exporter passes Nones; validation)
-        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        return_dict: bool | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,  # peft's prefix tuning looks for the name
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> QuestionAnsweringModelOutput | tuple:
         """
         Args:
             start_positions, end_positions: (B,) token index of the answer span's first / last token.
-            past_key_values: per layer a (K, V) prefix every token attends to (peft's prefix
-                tuning passes its learned one), as for BertModel.forward. Named here, not in
-                **kwargs: peft looks for the name in this signature.
             (the rest as BertModel.forward)
         """
         if self.num_labels != 2:
             raise ValueError(f"BertForQuestionAnswering needs config.num_labels=2 (start, end), got {self.num_labels}")
         outputs = self.bert(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, *exported_defaults,
-            past_key_values=past_key_values, return_dict=True, **kwargs,
-        )
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, past_key_values=past_key_values,
+            **encoder_keywords(kwargs))
         logits = self.qa_outputs(outputs.last_hidden_state)  # (B, T, 2)
         start_logits, end_logits = logits.split(1, dim=-1)  # 2 x (B, T, 1)
         start_logits = start_logits.squeeze(-1).contiguous()  # (B, T)
@@ -1180,4 +1148,4 @@ class BertForQuestionAnswering(BertPreTrainedModel):
             total_loss = (start_loss + end_loss) / 2
 
         out = QuestionAnsweringModelOutput(loss=total_loss, start_logits=start_logits, end_logits=end_logits)
-        return self._return(out, return_dict, outputs)
+        return self._return(out, kwargs.get("return_dict"), outputs)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Protocol, TypedDict
+from typing import Protocol, TypedDict, Unpack
 
 import torch
 from torch import nn
@@ -39,27 +39,51 @@ from .modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
     BaseModelOutputWithPoolingAndCrossAttentions,
     ModelOutput,
+    with_encoder_fields,
 )
 from .pytorch_utils import apply_chunking_to_forward, prune_linear_layer
-from .validation import check_model_inputs
+from .validation import check_model_inputs, output_switches
 
 logger = logging.getLogger(__name__)
 
 
 class BertModelKwargs(TypedDict, total=False):
-    """The keywords a task model passes to its ``BertModel`` unchanged (``**kwargs``): each
-    named here, and an unknown one refused by ``BertModel.forward``'s signature (a TypeError
-    naming it). transformers 4.x named them in every head; 5.x groups its output switches
-    the same way.
+    """What ``BertModel.forward`` takes by keyword besides transformers 5.x's named
+    parameters: the output switches (each default from the config) and 4.x's head mask;
+    what every task model takes too, and passes on. An unknown keyword is refused, naming
+    it (``modeling_utils.output_switches``).
 
     transformers: ``utils.generic.TransformersKwargs`` (5.x, its output switches)
     """
 
-    head_mask: torch.Tensor | None  # (N,) or (L, N): 1 keeps a head, 0 silences it (4.x)
-    encoder_hidden_states: torch.Tensor | None  # a decoder's: the encoder's output, (B, S_enc, H)
-    encoder_attention_mask: torch.Tensor | None  # a decoder's: the encoder's padding, (B, S_enc)
     output_attentions: bool | None  # every layer's attention probabilities, (B, N, T, S) each
     output_hidden_states: bool | None  # the embeddings and every layer's output, (B, T, H) each
+    return_dict: bool | None  # False: the output's tuple of its fields that are not None
+    head_mask: torch.Tensor | None  # (N,) or (L, N): 1 keeps a head, 0 silences it (4.x)
+
+
+class TokenLossKwargs(BertModelKwargs, total=False):
+    """A per-token head's keywords: BertModel's, and the count transformers' Trainer passes
+    so that gradient accumulation gives the whole batch's mean loss.
+
+    transformers: ``utils.generic.TransformersKwargs`` (5.x, its ``num_items_in_batch``)
+    """
+
+    num_items_in_batch: int | torch.Tensor | None  # the labelled tokens of all accumulated micro-batches
+
+
+class CausalLMKwargs(TokenLossKwargs, total=False):
+    """``BertLMHeadModel``'s keywords: a per-token head's, and targets already shifted
+    (sequence-parallel training shifts before it shards).
+
+    transformers: ``utils.generic.TransformersKwargs`` (5.x) and ``BertLMHeadModel.forward``'s ``shift_labels``
+    """
+
+    shift_labels: torch.Tensor | None  # (B, T) targets aligned with the logits (position t's is token t+1)
+
+
+#: The keywords a head's loss reads, kept from what it passes on to BertModel.
+LOSS_KEYWORDS = ("num_items_in_batch", "shift_labels")
 
 
 class DecoderConfig(Protocol):
@@ -302,16 +326,16 @@ def cross_attention_mask(
 # --------------------------------------------------------------------------------------
 
 
-def needs_options(config: DecoderConfig, head_mask: torch.Tensor | None, encoder_hidden_states: torch.Tensor | None,
-                  past_key_values: object) -> bool:
+def needs_options(config: DecoderConfig, encoder_hidden_states: torch.Tensor | None, past_key_values: object,
+                  options: BertModelKwargs) -> bool:
     """Whether a ``BertModel`` call needs transformers 4.x's forward: the model is a decoder
     or has relative positions, or the call gives a head mask, an encoder's states or a cache
     (a decoder's, or an encoder's prefix). Otherwise the lesson's forward runs it.
 
     transformers: none (4.x's forward takes every branch in every call)
     """
-    return (config.is_decoder or config.position_embedding_type in RELATIVE_POSITIONS or head_mask is not None
-            or encoder_hidden_states is not None or past_key_values is not None)
+    return (config.is_decoder or config.position_embedding_type in RELATIVE_POSITIONS
+            or options.get("head_mask") is not None or encoder_hidden_states is not None or past_key_values is not None)
 
 
 def self_attention_with_options(
@@ -432,16 +456,11 @@ def model_forward_with_options(
     token_type_ids: torch.Tensor | None,
     position_ids: torch.Tensor | None,
     inputs_embeds: torch.Tensor | None,
-    exported_defaults: tuple,
-    *,
-    head_mask: torch.Tensor | None,
     encoder_hidden_states: torch.Tensor | None,
     encoder_attention_mask: torch.Tensor | None,
     past_key_values: object,
     use_cache: bool | None,
-    output_attentions: bool | None,
-    output_hidden_states: bool | None,
-    return_dict: bool | None,
+    **options: Unpack[BertModelKwargs],
 ) -> ModelOutput | tuple:
     """``BertModel.forward`` with 4.x's options, on the model's own modules: a decoder's
     causal mask and cache (tuples, or transformers' ``Cache`` objects, extended in place),
@@ -451,12 +470,12 @@ def model_forward_with_options(
     transformers 4.x: ``models.bert.modeling_bert.BertModel.forward``
     """
     config = model.config
-    output_attentions = config.output_attentions if output_attentions is None else output_attentions
-    output_hidden_states = config.output_hidden_states if output_hidden_states is None else output_hidden_states
+    output_attentions, output_hidden_states, return_dict = output_switches(model, options, BertModelKwargs)
+    head_mask = options.get("head_mask")
     cache_object, (past_key_values, use_cache) = past_key_values, decoder_cache(config, past_key_values, use_cache)
     batch_size, seq_length, past_length = check_model_inputs(
         config, input_ids, inputs_embeds, token_type_ids, position_ids, past_key_values, encoder_hidden_states,
-        attention_mask, model.embeddings.word_embeddings.weight.dtype, exported_defaults,
+        attention_mask, model.embeddings.word_embeddings.weight.dtype,
     )
     embedding_output = model.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds, past_length)  # (B, T, H)
     extended_attention_mask = None  # no mask at all = attend everywhere, and lets sdpa skip it
@@ -477,5 +496,5 @@ def model_forward_with_options(
     encoder_outputs = into_cache_object(encoder_outputs, cache_object, past_length)  # a transformers Cache given
     sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
     pooled_output = model.pooler(sequence_output) if model.pooler is not None else None  # (B, H)
-    out = BaseModelOutputWithPoolingAndCrossAttentions(sequence_output, pooled_output)
-    return model._return(out, return_dict, encoder_outputs)
+    out = with_encoder_fields(BaseModelOutputWithPoolingAndCrossAttentions(sequence_output, pooled_output), encoder_outputs)
+    return out if return_dict else out.to_tuple()

@@ -65,7 +65,7 @@ from .hub_options import SaveOptions, take_transformers_keywords
 from .limits import Limits
 from .masking_utils import get_extended_attention_mask
 from .modeling_outputs import ModelOutput, with_encoder_fields
-from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call
+from .pytorch_utils import GradientCheckpointingLayer, checkpointed_call, keyword_names
 
 logger = logging.getLogger(__name__)
 
@@ -930,10 +930,11 @@ class PreTrainedModel(nn.Module):
 
     @property
     def accepts_loss_kwargs(self) -> bool:
-        """Whether ``forward`` takes ``num_items_in_batch`` (the per-token heads): transformers'
-        Trainer reads this to pass it, and then leaves the averaging over accumulated
-        micro-batches to the model instead of dividing each micro-batch's loss itself."""
-        return "num_items_in_batch" in inspect.signature(self.forward).parameters
+        """Whether ``forward`` takes ``num_items_in_batch`` (the per-token heads), by name or
+        in its ``**kwargs`` group: transformers' Trainer reads this to pass it, and then leaves
+        the averaging over accumulated micro-batches to the model instead of dividing each
+        micro-batch's loss itself."""
+        return "num_items_in_batch" in keyword_names(self.forward)
 
     @property
     def loss_type(self) -> str | None:

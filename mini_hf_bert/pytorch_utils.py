@@ -5,7 +5,10 @@ cut down when heads are pruned, and the shape check whose message names the dime
 from __future__ import annotations
 
 import functools
+import inspect
+import typing
 from collections.abc import Callable, Sequence
+from typing import Any, Unpack
 
 import torch
 import torch.utils.checkpoint
@@ -135,3 +138,19 @@ def token_cross_entropy(logits: torch.Tensor, labels: torch.Tensor,
     if torch.is_tensor(num_items_in_batch):
         num_items_in_batch = num_items_in_batch.to(logits.device)
     return nn.functional.cross_entropy(logits, labels, reduction="sum") / num_items_in_batch
+
+
+def keyword_names(function: Callable[..., Any]) -> set[str]:
+    """Every keyword ``function`` takes: its named parameters, and the keys of the TypedDict
+    its ``**kwargs: Unpack[...]`` names.
+
+    transformers: none
+    """
+    names = set()
+    for parameter in inspect.signature(function, eval_str=True).parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD and typing.get_origin(parameter.annotation) is Unpack:
+            group = typing.get_args(parameter.annotation)[0]
+            names |= group.__required_keys__ | group.__optional_keys__
+        elif parameter.kind is not parameter.VAR_KEYWORD:
+            names.add(parameter.name)
+    return names

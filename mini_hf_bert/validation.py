@@ -11,11 +11,10 @@ Shapes use the legend of ``modeling_bert.py``: B batch, T sequence, H hidden, K 
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import functools
 import logging
 import math
+from typing import Any, Protocol
 
 import torch
 
@@ -104,6 +103,28 @@ def check_index_range(name: str, ids: torch.Tensor, size: int, field_name: str) 
 # --------------------------------------------------------------------------------------
 
 
+def output_switches(model: torch.nn.Module, kwargs: dict[str, Any], group: type) -> tuple[bool, bool, bool]:
+    """``(output_attentions, output_hidden_states, return_dict)`` of a call: each as given in
+    ``kwargs``, or the config's default where it is absent or None. A keyword that ``group``
+    (the TypedDict of the forward's ``**kwargs``) does not name is refused, naming it, as a
+    signature would.
+
+    transformers: ``utils.generic.check_model_inputs`` (5.x, the decorator that reads them)
+    """
+    accepted = group.__required_keys__ | group.__optional_keys__
+    unknown = sorted(set(kwargs) - accepted)
+    if unknown:
+        raise TypeError(f"{type(model).__name__}.forward() got an unexpected keyword argument {unknown[0]!r} "
+                        f"(by keyword it takes {', '.join(sorted(accepted))})")
+    config = model.config
+
+    def switch(name: str, default: bool) -> bool:
+        return default if kwargs.get(name) is None else kwargs[name]
+
+    return (switch("output_attentions", config.output_attentions),
+            switch("output_hidden_states", config.output_hidden_states), switch("return_dict", config.use_return_dict))
+
+
 def check_model_inputs(
     config: CheckedConfig,
     input_ids: torch.Tensor | None,
@@ -114,24 +135,13 @@ def check_model_inputs(
     encoder_hidden_states: torch.Tensor | None = None,
     attention_mask: torch.Tensor | None = None,
     dtype: torch.dtype | None = None,
-    exported_defaults: tuple = (),
 ) -> tuple[int, int, int]:
     """Everything ``BertModel.forward`` is given, checked against the config (``dtype``:
-    the model's parameters', which ``inputs_embeds`` must not outrank). ``exported_defaults``:
-    the positional arguments past the last positional parameter (a head passes its own on),
-    which must be None: torch.onnx's legacy exporter gives every parameter positionally, as
-    its default; any value there is a call in another order (3.x/4.x's), refused.
+    the model's parameters', which ``inputs_embeds`` must not outrank).
 
     Returns:
         (B, T, P): batch size, new sequence length, and positions already in the cache.
     """
-    stray = next((value for value in exported_defaults if value is not None), None)
-    if stray is not None:
-        raise TypeError(
-            f"a {type(stray).__name__} was passed positionally after inputs_embeds (and a head's labels), where "
-            "transformers 5.x's order ends: give the arguments after it by keyword (transformers 3.x and 4.x put "
-            "head_mask 5th and inputs_embeds 6th; a positional call in their order would bind to the wrong ones)"
-        )
     if encoder_hidden_states is not None and not config.add_cross_attention:
         raise ValueError(
             "encoder_hidden_states were given, but this model has no cross-attention layers: build it "

@@ -64,7 +64,7 @@ PLUMBING = {
               r"|is_decoder",
     "cross-attention": r"encoder_hidden_states|encoder_attention_mask|cross_?attention|crossattention",
     "outputs": r"return_dict|output_attentions|output_hidden_states|all_hidden_states|all_(self_)?attentions"
-               r"|(hidden_states|attentions)=outputs\.",
+               r"|(hidden_states|attentions)=\w*outputs\.",
     "dispatch": r"ALL_[A-Z_]+|attn_implementation|model_forward",
     "catch-all arguments and decorators": r"\*\*\w*kwargs|\*args\b|\*exported_defaults|^\s*@|Unpack\[|"
                                           r"TransformersKwargs",

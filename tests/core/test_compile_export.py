@@ -194,14 +194,24 @@ def test_legacy_onnx_export_of_a_positional_tuple_runs_in_onnxruntime(tmp_path, 
         assert float(np.abs(array - want[output].numpy()).max()) <= ONNX_ATOL, output
 
 
-def test_a_value_positionally_past_inputs_embeds_is_refused():
-    """Only the exporter's Nones may stand there: a 4.x-ordered call (labels 7th, after
-    head_mask and inputs_embeds) never binds silently to another parameter."""
+def test_a_call_in_4x_positional_order_never_binds_silently():
+    """The positional parameters are 5.x's (and peft's past_key_values after a head's labels),
+    which the legacy exporter's Nones fill: a call in 4.x's order (head_mask 5th,
+    inputs_embeds 6th, labels 7th) is refused, by the 5th argument's shape, by a 6th meeting
+    an encoder with no cross-attention, by a 7th that is no prefix, or by one positional
+    argument too many."""
     model = _model("BertForSequenceClassification")
     ids = torch.tensor([[1, 2, 3]])
     with torch.no_grad():
         assert model(ids, None, None, None, None, None, None).logits.shape == (1, 2)
-        with pytest.raises(TypeError, match="a Tensor was passed positionally after inputs_embeds"):
+        with pytest.raises(ValueError, match="past_key_values must hold one"):
             model(ids, None, None, None, None, None, torch.tensor([1]))
-        with pytest.raises(TypeError, match="a bool was passed positionally after inputs_embeds"):
-            _model("BertModel")(ids, None, None, None, None, None, None, None, None, True)
+        with pytest.raises(TypeError, match="positional argument"):
+            model(ids, None, None, None, None, None, None, True)
+        base = _model("BertModel")
+        with pytest.raises(ValueError, match="head_mask=\\.\\.\\.$"):
+            base(ids, None, None, None, torch.ones(2))
+        with pytest.raises(ValueError, match="no cross-attention layers"):
+            base(None, None, None, None, None, torch.zeros(1, 3, base.config.hidden_size))
+        with pytest.raises(TypeError, match="positional argument"):
+            base(ids, None, None, None, None, None, None, None, None, True)

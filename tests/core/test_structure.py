@@ -58,8 +58,12 @@ def test_forward_signatures_use_transformers_names():
     assert list(ours)[:5] == list(theirs)[:5] == ["self", "input_ids", "attention_mask", "token_type_ids", "position_ids"]
     for name in ("inputs_embeds",):
         assert name in ours and name in theirs
-    for name in ("output_attentions", "output_hidden_states", "return_dict"):
-        assert name in ours  # transformers 5.x takes these through **kwargs
+    # 5.x's parameters, in its order, and like 5.x the output switches by keyword (**kwargs)
+    assert list(ours)[:-1] == list(theirs)[:-1]
+    assert list(ours.values())[-1].kind == list(theirs.values())[-1].kind == inspect.Parameter.VAR_KEYWORD
+    from mini_hf_bert.pytorch_utils import keyword_names
+
+    assert {"output_attentions", "output_hidden_states", "return_dict"} <= keyword_names(mini_hf_bert.BertModel.forward)
     for cls_name in ("BertSelfOutput", "BertOutput"):
         a = inspect.signature(getattr(modeling_bert, cls_name).forward).parameters
         b = inspect.signature(getattr(hf_modeling, cls_name).forward).parameters

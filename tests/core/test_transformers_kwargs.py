@@ -253,12 +253,17 @@ def test_name_or_path_and_a_saved_config_that_claims_no_transformers_version(min
                                         "BertForQuestionAnswering", "BertForMaskedLM"])
 def test_positional_arguments_follow_transformers_5(class_name):
     """The positional order is 5.x's, class by class (inputs_embeds fifth, then the labels
-    where 5.x puts them); 3.4.0's ``model(ids, mask, tt, None, None)`` still means what it
-    meant, and a head mask passed fifth is refused with the keyword form."""
+    where 5.x puts them), then at most peft's ``past_key_values`` (its prefix tuning looks
+    for the name in a head's signature), and no keyword-only parameter (the legacy ONNX
+    exporter would pass it positionally); 3.4.0's ``model(ids, mask, tt, None, None)`` still
+    means what it meant, and a head mask passed fifth is refused with the keyword form."""
     ours = list(inspect.signature(getattr(mini_hf_bert, class_name).forward).parameters.values())[1:]
     theirs = list(inspect.signature(getattr(transformers, class_name).forward).parameters)[1:]
     positional = [p.name for p in ours if p.kind == p.POSITIONAL_OR_KEYWORD]
+    if positional[-1] == "past_key_values" and "past_key_values" not in theirs:
+        positional.pop()
     assert positional == theirs[: len(positional)] and "inputs_embeds" in positional
+    assert not [p.name for p in ours if p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)]
     model = getattr(mini_hf_bert, class_name)(mini_hf_bert.BertConfig(
         vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8)).eval()
     ids = torch.tensor([[1, 2, 3]])
@@ -269,13 +274,25 @@ def test_positional_arguments_follow_transformers_5(class_name):
         model(ids, mask, segments, None, torch.ones(2))
 
 
-def test_the_keyword_groups_name_real_parameters():
-    """What the heads pass to BertModel as **kwargs is each a named parameter of
-    BertModel.forward: the group cannot drift."""
+def test_the_keyword_groups_are_what_the_forwards_take():
+    """Each forward takes by keyword exactly its named parameters and its group's keys; a
+    head's group holds BertModel's, so what it passes on is always taken there, and only the
+    per-token heads' groups hold the loss count transformers' Trainer passes."""
     from mini_hf_bert import modeling_bert, modeling_bert_extras as extras
+    from mini_hf_bert.pytorch_utils import keyword_names
 
-    model_parameters = inspect.signature(modeling_bert.BertModel.forward).parameters
-    assert set(extras.BertModelKwargs.__annotations__) <= set(model_parameters)
+    model_keywords = keyword_names(modeling_bert.BertModel.forward)
+    assert set(extras.BertModelKwargs.__optional_keys__) <= model_keywords
+    for class_name in ("BertForPreTraining", "BertForSequenceClassification", "BertForMultipleChoice",
+                       "BertForTokenClassification", "BertForQuestionAnswering", "BertForMaskedLM",
+                       "BertForNextSentencePrediction", "BertLMHeadModel"):
+        keywords = keyword_names(getattr(modeling_bert, class_name).forward)
+        passed_on = keywords - set(extras.LOSS_KEYWORDS)
+        assert set(extras.BertModelKwargs.__optional_keys__) <= passed_on, class_name
+        assert not passed_on - model_keywords - {"labels", "next_sentence_label", "start_positions",
+                                                 "end_positions"} - {"self"}, class_name
+        per_token = class_name in ("BertForTokenClassification", "BertForMaskedLM", "BertLMHeadModel")
+        assert ("num_items_in_batch" in keywords) == per_token, class_name
 
 
 @pytest.mark.parametrize("class_name", ["BertForSequenceClassification", "BertForMaskedLM", "BertForMultipleChoice"])
