@@ -602,7 +602,7 @@ class BertModel(BertPreTrainedModel):
         encoder_attention_mask: torch.Tensor | None = None,
         past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
         use_cache: bool | None = None,
-        **options: Unpack[extras.BertModelKwargs],  # not named kwargs: transformers' generate fills a **kwargs with all it has
+        **kwargs: Unpack[extras.BertModelKwargs],
     ) -> BaseModelOutputWithPoolingAndCrossAttentions | tuple:
         """(B, T) ids in [0, V) or (B, T, H) ``inputs_embeds`` -> ``last_hidden_state`` (B, T, H), ``pooler_output``
         (B, H). ``attention_mask`` (B, T): 1 = attend, 0 = padding, or (B, T, T), keys per query. ``token_type_ids``
@@ -611,10 +611,10 @@ class BertModel(BertPreTrainedModel):
         The rest is transformers 4.x's: a decoder's inputs, an encoder's prefix (peft's prefix tuning), and by
         keyword ``head_mask`` (N,) or (L, N): a call that uses any, or a model built as a decoder or with relative
         positions, runs in modeling_bert_extras.py."""
-        if extras.needs_options(self.config, encoder_hidden_states, past_key_values, options):
+        if extras.needs_options(self.config, encoder_hidden_states, past_key_values, kwargs):
             return extras.model_forward_with_options(self, input_ids, attention_mask, token_type_ids, position_ids,
-                inputs_embeds, encoder_hidden_states, encoder_attention_mask, past_key_values, use_cache, **options)
-        output_attentions, output_hidden_states, return_dict = output_switches(self, options, extras.BertModelKwargs)
+                inputs_embeds, encoder_hidden_states, encoder_attention_mask, past_key_values, use_cache, **kwargs)
+        output_attentions, output_hidden_states, return_dict = output_switches(self, kwargs, extras.BertModelKwargs)
         batch_size, seq_length, _ = check_model_inputs(
             self.config, input_ids, inputs_embeds, token_type_ids, position_ids, attention_mask=attention_mask,
             dtype=self.embeddings.word_embeddings.weight.dtype)

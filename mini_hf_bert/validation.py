@@ -103,16 +103,22 @@ def check_index_range(name: str, ids: torch.Tensor, size: int, field_name: str) 
 # --------------------------------------------------------------------------------------
 
 
+#: The labels of BERT's task models: what ``output_switches`` lets an encoder be handed and ignore.
+LABEL_KEYWORDS = ("labels", "next_sentence_label", "start_positions", "end_positions")
+
+
 def output_switches(model: torch.nn.Module, kwargs: dict[str, Any], group: type) -> tuple[bool, bool, bool]:
     """``(output_attentions, output_hidden_states, return_dict)`` of a call: each as given in
     ``kwargs``, or the config's default where it is absent or None. A keyword that ``group``
     (the TypedDict of the forward's ``**kwargs``) does not name is refused, naming it, as a
-    signature would.
+    signature would; but not a task's labels (``LABEL_KEYWORDS``), which transformers' tools
+    hand an encoder with the rest of a batch (generate for an encoder-decoder does), and
+    which an encoder has no use for, as in transformers.
 
     transformers: ``utils.generic.check_model_inputs`` (5.x, the decorator that reads them)
     """
     accepted = group.__required_keys__ | group.__optional_keys__
-    unknown = sorted(set(kwargs) - accepted)
+    unknown = sorted(set(kwargs) - accepted - set(LABEL_KEYWORDS))
     if unknown:
         raise TypeError(f"{type(model).__name__}.forward() got an unexpected keyword argument {unknown[0]!r} "
                         f"(by keyword it takes {', '.join(sorted(accepted))})")

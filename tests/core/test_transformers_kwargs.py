@@ -305,3 +305,17 @@ def test_a_head_refuses_a_misspelt_keyword_by_name(class_name):
     with torch.no_grad():  # the group's own keywords reach the encoder
         out = model(ids, output_attentions=True, output_hidden_states=True, head_mask=torch.ones(2))
     assert len(out.attentions) == 1 and len(out.hidden_states) == 2
+
+
+def test_an_encoder_handed_a_batchs_labels_ignores_them_and_refuses_anything_else():
+    """transformers' generate for an encoder-decoder hands the encoder the batch's other
+    keywords, labels among them: BertModel ignores a task's labels, as 5.x does, and still
+    refuses a keyword it does not take, by name."""
+    model = mini_hf_bert.BertModel(mini_hf_bert.BertConfig(
+        vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8)).eval()
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        plain = model(ids).last_hidden_state
+        assert torch.equal(model(ids, labels=torch.tensor([[4, 5, 6]])).last_hidden_state, plain)
+    with pytest.raises(TypeError, match="BertModel.forward\\(\\) got an unexpected keyword argument 'label'"):
+        model(ids, label=torch.tensor([1]))
