@@ -130,10 +130,29 @@ KILL_POINTS = [
 KILLED_STATUS = {"KILL": -signal.SIGKILL, "INT": 128 + signal.SIGINT, "TERM": 128 + signal.SIGTERM}
 
 
+@pytest.fixture(scope="module")
+def killed_runs(tmp_path_factory):
+    """Every run of KILL_POINTS, started at once, each in its own process on one thread:
+    the machine's cores run them side by side rather than one after another (each kill
+    lands at a file it names, not at a time, so running together changes no outcome).
+    {where: (its OUTPUT_DIR, its finished process)}."""
+    started = {}
+    for where, kill_at, signal_name in KILL_POINTS:
+        out = tmp_path_factory.mktemp("killed") / "out"
+        started[where] = out, subprocess.Popen(
+            [sys.executable, KILLED_RUN, kill_at, signal_name, "pretrain", ZH, str(out), *RUN],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=HERE)
+    finished = {}
+    for where, (out, process) in started.items():
+        stdout, stderr = process.communicate(timeout=600)
+        finished[where] = out, subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return finished
+
+
 @pytest.mark.parametrize("where,kill_at,signal_name", KILL_POINTS, ids=[p[0] for p in KILL_POINTS])
-def test_a_run_killed_while_writing_resumes_to_the_uninterrupted_result(where, kill_at, signal_name, whole, tmp_path):
-    out = tmp_path / "out"
-    killed = _run(out, kill_at, signal_name)
+def test_a_run_killed_while_writing_resumes_to_the_uninterrupted_result(where, kill_at, signal_name, whole,
+                                                                        killed_runs):
+    out, killed = killed_runs[where]
     assert killed.returncode == KILLED_STATUS[signal_name], killed.stderr[-2000:]
     if signal_name != "KILL":  # it unwound: said so and what to do, released its lock, left no staging behind
         assert killed.stderr.strip().splitlines()[-1] == (
