@@ -11,7 +11,7 @@ are ``validation.check_config``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
 from .checkpoints.resolve import resolve_config
@@ -61,3 +61,16 @@ class BertConfig(PretrainedConfig):
     # --- heads
     classifier_dropout: float | None = None  # before a classifier; None: hidden_dropout_prob
     tie_word_embeddings: bool = True  # the MLM decoder shares the word-embedding matrix
+    # --- what the layers read besides the sizes: by keyword only (transformers keeps these
+    # on every model's config, not in BERT's positional order)
+    _: KW_ONLY
+    # Each forward's default for returning every layer's attention probabilities / outputs.
+    output_attentions: bool = False
+    output_hidden_states: bool = False
+    chunk_size_feed_forward: int = 0  # BertLayer's feed-forward over chunks of this many positions; 0: all at once
+    # Heads removed by prune_heads, {layer: [original head indices]}; pruned again when a
+    # model is built, so a pruned checkpoint's smaller matrices fit.
+    pruned_heads: dict[int, list[int]] = field(default_factory=dict)
+    # BertForSequenceClassification's loss: "regression" (MSE), "single_label_classification"
+    # (cross-entropy) or "multi_label_classification" (BCE); None: inferred per call.
+    problem_type: str | None = None

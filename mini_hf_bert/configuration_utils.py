@@ -27,7 +27,7 @@ import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Unpack
 
 import torch
@@ -165,15 +165,11 @@ class PretrainedConfig(Transformers4Fields):
     resolve_config: ClassVar[Callable[[str, str, str | os.PathLike | None, bool, str | bool | None, bool],
                                       AbstractContextManager[str]]]
 
-    # --- output defaults (each forward's output_* / return_dict arguments fall back to these)
-    output_attentions: bool = False
-    output_hidden_states: bool = False
+    # (transformers keeps the fields BERT's layers read here too: output_attentions,
+    # output_hidden_states, chunk_size_feed_forward, pruned_heads, problem_type; ours are
+    # in BertConfig, where a reader of the model looks for them)
+    # --- output default: a forward's return_dict falls back to this
     return_dict: bool = True
-    # --- options of every transformers layer stack
-    chunk_size_feed_forward: int = 0  # 0: feed-forward over the whole sequence at once
-    # Attention heads removed by prune_heads, {layer: [original head indices]}; re-applied
-    # when a model is built, so a pruned checkpoint's smaller matrices fit.
-    pruned_heads: dict[int, list[int]] = field(default_factory=dict)
     # --- what a checkpoint was saved from
     architectures: list[str] | None = None  # class names
     # The parameters' dtype when saved (transformers 5.x's field; save_pretrained records
@@ -184,9 +180,6 @@ class PretrainedConfig(Transformers4Fields):
     id2label: dict[int, str] | None = None
     label2id: dict[str, int] | None = None
     num_labels: int | None = LabelCount()
-    # BertForSequenceClassification's loss: "regression" (MSE), "single_label_classification"
-    # (cross-entropy) or "multi_label_classification" (BCE); None = inferred per call.
-    problem_type: str | None = None
     # --- run-time choices, not written to config.json
     # Which attention the layers use: "eager" (the readable reference), "sdpa"
     # (torch's scaled_dot_product_attention) or "fast" (modeling_bert_fast.py).
