@@ -84,16 +84,35 @@ def test_benchmark_on_cuda_without_a_gpu_says_so():
 
 
 GOOGLE = os.path.join(FIXTURES, "tf")
+GOOGLE_FORMS = ["bert_pretraining", "bert_pretraining/bert_model.ckpt", "bert_model.ckpt.zip"]
 
 
-@pytest.mark.parametrize("form", ["bert_pretraining", "bert_pretraining/bert_model.ckpt", "bert_model.ckpt.zip"])
-def test_demo_and_parity_take_a_google_checkpoint_in_every_form(form):
+@pytest.fixture(scope="module")
+def google_form_runs():
+    """``demo`` and ``parity`` on each form of the Google checkpoint, all six commands
+    started at once (they only read the checkpoint; each converts into a temporary
+    directory of its own), so the cores run them side by side: {(command, form): result}."""
+    started = {}
+    for form in GOOGLE_FORMS:
+        src = os.path.join(GOOGLE, form)
+        for command in (["demo", "--checkpoint", src, "--sentence", "tok1 tok2", "--sentence", "tok3"],
+                        ["parity", "--checkpoint", src]):
+            started[command[0], form] = subprocess.Popen([sys.executable, "-m", "mini_hf_bert", *command],
+                                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finished = {}
+    for key, process in started.items():
+        stdout, stderr = process.communicate(timeout=600)
+        finished[key] = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return finished
+
+
+@pytest.mark.parametrize("form", GOOGLE_FORMS)
+def test_demo_and_parity_take_a_google_checkpoint_in_every_form(form, google_form_runs):
     """mini_hf_bert reads the Google checkpoint as it is; transformers reads a converted copy."""
-    src = os.path.join(GOOGLE, form)
-    demo = _run("demo", "--checkpoint", src, "--sentence", "tok1 tok2", "--sentence", "tok3")
+    demo = google_form_runs["demo", form]
     assert demo.returncode == 0, demo.stderr
     assert "BertModel: 2 layers, hidden 16, 4 heads, vocab 40" in demo.stdout and "All outputs within tolerance" in demo.stdout
-    parity = _run("parity", "--checkpoint", src)
+    parity = google_form_runs["parity", form]
     assert parity.returncode == 0, parity.stderr
     assert "encoder.layer.1.output.LayerNorm " in parity.stdout and "OUT OF" not in parity.stdout
     assert "Traceback" not in demo.stderr + parity.stderr
