@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -434,19 +435,31 @@ def train(args: argparse.Namespace) -> dict:
               f"{evaluation['nsp_accuracy']:.3f}; {positions / max(seconds, 1e-9):,.0f} positions/s", flush=True)
 
     run.real_tokens.zero_()
-    while step < planned:
-        if time.monotonic() > deadline - reserve:
-            stopped = "the window's time"
-            break
-        loss = run.train_step()
-        schedule.step()
-        step += 1
-        if step % LOSS_EVERY == 0:
-            record["losses"].append([step, float(loss)])
-        if time.monotonic() - last_save >= args.save_every:
-            checkpoint(final=False)
-            last_save = time.monotonic()
-    checkpoint(final=True)
+    # SIGTERM or Ctrl-C ends the run after the step in progress, with a last checkpoint and
+    # a complete run.json saying why: a session's end keeps all the run has done.
+    asked_to_stop: list[str] = []
+    handlers = {number: signal.signal(number, lambda received, _: asked_to_stop.append(signal.Signals(received).name))
+                for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while step < planned:
+            if asked_to_stop:
+                stopped = f"{asked_to_stop[0]}, from outside"
+                break
+            if time.monotonic() > deadline - reserve:
+                stopped = "the window's time"
+                break
+            loss = run.train_step()
+            schedule.step()
+            step += 1
+            if step % LOSS_EVERY == 0:
+                record["losses"].append([step, float(loss)])
+            if time.monotonic() - last_save >= args.save_every:
+                checkpoint(final=False)
+                last_save = time.monotonic()
+        checkpoint(final=True)
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
     return record
 
 

@@ -185,6 +185,40 @@ TRAIN = ["--minutes", "0.3", "--save-every", "4", "--sizes", "1x32", "2x64", "--
          "--seq-length", "48", "--compile", "off", "--device", "cpu"]
 
 
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_run_stopped_from_outside_keeps_its_last_step(pack_dir, tmp_path, monkeypatch, signal_name):
+    """SIGTERM (a session's end) or Ctrl-C ends a run after the step in progress, with a last
+    checkpoint and a complete run.json that says why. The signal is sent by the run to
+    itself at its first checkpoint, so it lands mid-run, at a known step."""
+    import signal
+
+    saves = []
+
+    def save_and_signal_once(model, out, record):
+        saves.append(record["steps"])
+        if len(saves) == 1:
+            os.kill(os.getpid(), getattr(signal, signal_name))
+        return saved(model, out, record)
+
+    saved = pretrain_gpu.save_checkpoint
+    monkeypatch.setattr(pretrain_gpu, "save_checkpoint", save_and_signal_once)
+    out = tmp_path / "out"
+    window = ["--minutes", "5", "--save-every", "1", "--sizes", "1x32", "--batch-size", "8", "--seq-length", "48",
+              "--compile", "off", "--device", "cpu"]
+    threads, before = torch.get_num_threads(), signal.getsignal(getattr(signal, signal_name))
+    torch.set_num_threads(1)
+    try:
+        assert pretrain_gpu.main(["train", "--pack", str(pack_dir), "--out", str(out), *window]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    record = json.loads((out / "run.json").read_text())
+    # the last checkpoint is at the step of the first: no step ran after the signal
+    assert len(saves) == 2 and saves[0] == saves[1] == record["steps"] < record["planned_steps"]
+    assert record["complete"] and record["stopped_because"] == f"{signal_name}, from outside"
+    assert signal.getsignal(getattr(signal, signal_name)) is before  # the handler was put back
+    assert BertForPreTraining.from_pretrained(out / "model") is not None
+
+
 def test_a_pack_too_large_to_travel_names_the_heaviest_folders(tmp_path, monkeypatch, capsys):
     sizes = {"stages/chinese_bert/phase1/model.safetensors": 500, "stages/chinese_bert/phase1/vocab.txt": 20,
              "mini_hf_bert/checkpoints/chinese_bert/model.safetensors": 400, "docs/a.md": 30, "docs/b.md": 40,
