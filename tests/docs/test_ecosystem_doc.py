@@ -36,20 +36,35 @@ def test_every_library_has_a_recipe_and_the_chinese_page_the_same_code():
         assert len(re.findall(r"[\u4e00-\u9fff]", f.read())) > 500  # Chinese prose, not a copy of the English
 
 
-def run_alone(block: str, directory) -> dict:
+#: Recipes run side by side: each is one process on one thread, so two keep both cores busy.
+RECIPES_AT_ONCE = 2
+
+
+def run_alone(block: str, directory) -> subprocess.CompletedProcess:
     """One recipe in a process of its own, as a user runs it: accelerate's state, for one,
     is per process, and Trainer's sets it up before the accelerate recipe would."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
-    run = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps([block]), capture_output=True,
-                         text=True, cwd=directory, env=env, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.splitlines()[-1])[0]
+    return subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps([block]), capture_output=True,
+                          text=True, cwd=directory, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def recipe_runs(tmp_path_factory):
+    """Every recipe run, RECIPES_AT_ONCE at a time, each in a directory of its own: {index: process}."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    page = blocks(PAGE)
+    with ThreadPoolExecutor(RECIPES_AT_ONCE) as pool:
+        futures = {i: pool.submit(run_alone, block, tmp_path_factory.mktemp(f"recipe{i}")) for i, block in enumerate(page)}
+        return {i: future.result() for i, future in futures.items()}
 
 
 @pytest.mark.parametrize("index", range(len(blocks(PAGE))))
-def test_recipe_runs_and_prints_what_it_says(tmp_path, index):
+def test_recipe_runs_and_prints_what_it_says(recipe_runs, index):
     block = blocks(PAGE)[index]
-    result = run_alone(block, tmp_path)
+    run = recipe_runs[index]
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.splitlines()[-1])[0]
     assert "error" not in result, f"ecosystem.md recipe {index + 1} fails:\n{block}\n{result['error']}"
     expected = [m.group(1) for line in block.splitlines() if (m := EXPECTED_PRINT.match(line))]
     printed = result["stdout"].splitlines()
