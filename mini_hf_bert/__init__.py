@@ -36,6 +36,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "masking_utils": ("get_extended_attention_mask",),
     "pytorch_utils": ("apply_chunking_to_forward",),
     "tokenization_bert": ("BasicTokenizer", "BertTokenizer", "WordpieceTokenizer"),
+    "tokenization_bert_fast": ("BertTokenizerFast",),
     "tokenization_utils_base": ("AddedToken", "TokenizerFileError"),
     "auto": ("AutoConfig", "AutoModel", "AutoModelForCausalLM", "AutoModelForMaskedLM",
         "AutoModelForMultipleChoice", "AutoModelForNextSentencePrediction", "AutoModelForPreTraining",

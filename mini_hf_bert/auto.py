@@ -38,6 +38,7 @@ from .modeling_bert import (
     BertPreTrainedModel,
 )
 from .tokenization_bert import BertTokenizer
+from .tokenization_bert_fast import BertTokenizerFast
 from .tokenization_utils_base import TOKENIZER_CONFIG_FILE, TokenizerFileError
 
 #: The model types these classes read, and what each tokenizer_config.json may name.
@@ -114,12 +115,12 @@ class AutoTokenizer:
         raise OSError("AutoTokenizer is used through AutoTokenizer.from_pretrained(...)")
 
     @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, **overrides: Any) -> BertTokenizer:
-        """``BertTokenizer.from_pretrained``, after checking that the directory's
-        ``tokenizer_config.json`` (its ``tokenizer_class``) and ``config.json`` (its
-        ``model_type``) describe a BERT tokenizer. ``use_fast`` is accepted and ignored:
-        there is one tokenizer, equal to transformers' fast one."""
-        overrides.pop("use_fast", None)
+    def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, use_fast: bool = True,
+                        **overrides: Any) -> BertTokenizer:
+        """``BertTokenizerFast.from_pretrained`` (``use_fast=False``: ``BertTokenizer``, the
+        plain-Python one; the two give the same ids and offsets), after checking that the
+        directory's ``tokenizer_config.json`` (its ``tokenizer_class``) and ``config.json``
+        (its ``model_type``) describe a BERT tokenizer."""
         config = overrides.pop("config", None)  # transformers picks the tokenizer class from it; here it is BERT's
         if config is not None and not isinstance(config, BertConfig):
             raise TypeError(f"AutoTokenizer.from_pretrained: config must be a BertConfig, got {type(config).__name__}; "
@@ -139,7 +140,7 @@ class AutoTokenizer:
             config = os.path.join(source, "config.json")
             if os.path.isfile(config):
                 _check_model_type(config)
-        return BertTokenizer.from_pretrained(source, **overrides)
+        return (BertTokenizerFast if use_fast else BertTokenizer).from_pretrained(source, **overrides)
 
 
 class _BaseAutoModel:

@@ -115,7 +115,7 @@ KEYWORDS: dict[str, tuple[str, str]] = {
     "experts_implementation": (REFUSED_WHEN_SET, "BERT has no experts"),
     "fusion_config": (REFUSED_WHEN_SET, "no module fusion; attn_implementation='fast' is this library's"),
     # --- tokenizers
-    "use_fast": (NO_EFFECT, "one tokenizer, equal to transformers' fast one"),
+    "use_fast": (NO_EFFECT, "AutoTokenizer's to choose by; a tokenizer class keeps its class"),
     "tokenizer_type": (REFUSED_WHEN_SET, "BERT's WordPiece tokenizer only: tokenizer_type='bert' is accepted"),
     "mistral_format": (REFUSED_WHEN_SET, "BERT's WordPiece tokenizer only"),
     "legacy_format": (HONOURED, "vocab.txt, tokenizer.json or both"),

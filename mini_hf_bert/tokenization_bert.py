@@ -13,9 +13,11 @@ The pipeline, one stage per class, as in google-research/bert's ``tokenization.p
       3. WordpieceTokenizer: greedy longest match, "##"     hello , | 世 界 !
       4. BertTokenizer: [CLS] A [SEP] (B [SEP]), token types, truncation, padding
 
-This file is the algorithm in plain Python. ``tokenization_bert_fast.py`` computes the same
-(tested equal, id for id), faster and with each token's span in the text; ``BertTokenizer``
-runs that one. The character classes are in ``tokenization_utils.py``, the files in
+This file is the algorithm in plain Python, and ``BertTokenizer`` runs it: a breakpoint in
+``WordpieceTokenizer.tokenize`` stops every call. ``tokenization_bert_fast.py`` holds
+``BertTokenizerFast``, which computes the same once per distinct character and word (tested
+equal, id for id and offset for offset); ``AutoTokenizer`` and the pipelines give that one.
+The character classes are in ``tokenization_utils.py``, the files in
 ``tokenization_bert_files.py``, and what every tokenizer has around its algorithm (added
 tokens, ``__call__``, padding, windows) in ``tokenization_utils_base.py``.
 
@@ -29,16 +31,22 @@ with examples; tests/core/test_tokenizer.py checks both lists.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Unpack
 
 from .hub_options import SaveOptions, no_upload
 from .limits import Limits
-from .tokenization_bert_fast import FastWordPieces, Token
 from .tokenization_bert_files import VOCAB_FILES_NAMES, read_tokenizer_directory, read_vocab_lines, write_tokenizer_directory
 from .tokenization_utils import _is_control, _is_punctuation, _is_whitespace, is_chinese_char, lower_case, strip_accents
 from .tokenization_utils_base import _DECODER_CLEANUP, AddedToken, PreTrainedTokenizerBase, _token_id_list, clean_up_tokenization
+
+
+#: (piece, start, end, word): a wordpiece, its span in characters of the text, and the
+#: index of the pre-tokenizer word it came from (``word_ids``).
+Token = tuple[str, int, int, int]
 
 
 def load_vocab(vocab_file: str | os.PathLike) -> dict[str, int]:
@@ -58,6 +66,16 @@ def whitespace_tokenize(text: str) -> list[str]:
     transformers: ``models.bert.tokenization_bert_legacy.whitespace_tokenize``
     """
     return text.split()
+
+
+def _starts_a_chunk(cleaned: str, position: int, word: str) -> bool:
+    """Whether ``word`` is the next space-delimited stretch of ``cleaned`` from ``position``
+    on: BasicTokenizer's test for a ``never_split`` word."""
+    start = position
+    while start < len(cleaned) and cleaned[start] == " ":
+        start += 1
+    end = start + len(word)
+    return (start == 0 or cleaned[start - 1] == " ") and cleaned.startswith(word, start) and cleaned[end:end + 1] in ("", " ")
 
 
 class BasicTokenizer:
@@ -273,9 +291,6 @@ class BertTokenizer(PreTrainedTokenizerBase):
         self.strip_accents = strip_accents
         self.basic_tokenizer = BasicTokenizer(do_lower_case, never_split, tokenize_chinese_chars, strip_accents)
         self.wordpiece_tokenizer = WordpieceTokenizer(self.vocab, getattr(unk_token, "content", unk_token))
-        # The same two stages, run fast and with each piece's span in the text (see
-        # _ordinary_tokens below): what every call of this tokenizer uses.
-        self._fast = FastWordPieces(self.basic_tokenizer, self.wordpiece_tokenizer, do_basic_tokenize)
         # The special tokens, padding and truncation: what every transformers tokenizer has.
         super().__init__(
             self.vocab_file or "the vocab dict",
@@ -289,18 +304,84 @@ class BertTokenizer(PreTrainedTokenizerBase):
         )
 
 
-    # ------------------------------------------------------------- the algorithm, run fast
+    # ------------------------------------------------------------- the algorithm, with spans
     # What PreTrainedTokenizerBase calls between special and added tokens: BasicTokenizer
-    # then WordpieceTokenizer, computed by their fast equal, with spans.
+    # then WordpieceTokenizer, as the module docstring draws them, and for each wordpiece
+    # the span of the text it came from (``return_offsets_mapping``).
 
     def _ordinary_tokens(self, text: str, offset: int, first_word: int) -> tuple[list[Token], int]:
-        return self._fast.tokens(text, offset, first_word)
+        """``text`` (no special or added tokens in it) -> [(wordpiece, start, end, word)]:
+        spans (+ ``offset``) in characters of the text, word ids from ``first_word``; and
+        how many words it held."""
+        words = self.basic_tokenizer.tokenize(text) if self.do_basic_tokenize else whitespace_tokenize(text)
+        tokens = []
+        for index, (word, origins) in enumerate(zip(words, self._word_origins(text, words))):
+            pieces = self.wordpiece_tokenizer.tokenize(word)
+            if sum(len(p.removeprefix("##")) for p in pieces) != len(word):
+                pieces_and_ends = [(pieces[0], len(word))]  # the unknown token stands for the whole word
+            else:
+                pieces_and_ends = list(zip(pieces, itertools.accumulate(len(p.removeprefix("##")) for p in pieces)))
+            start = 0
+            for piece, end in pieces_and_ends:
+                tokens.append((piece, origins[start] + offset, origins[end - 1] + offset + 1, first_word + index))
+                start = end
+        return tokens, len(words)
+
+    def _word_origins(self, text: str, words: list[str]) -> list[list[int]]:
+        """For each word, the index in ``text`` of each of its characters.
+
+        Each word is found again in the text BasicTokenizer cut it from, with the index each
+        character came from: the cleaned, normalized text (``_normalize``), or the cleaned
+        text as written for a ``never_split`` word kept whole. Only whitespace lies between
+        two words, so a word's first match after the previous word is where it came from."""
+        if not self.do_basic_tokenize:
+            streams = [(text, list(range(len(text))))] * 2
+        else:
+            streams = [self._normalize(text), self._basic_text(text, normalizing=False)]
+        never_split = self.basic_tokenizer.never_split if self.do_basic_tokenize else set()
+        cursors = [0, 0]  # where each stream's next word may start
+        found = []
+        for word in words:
+            kept = int(word in never_split and _starts_a_chunk(streams[1][0], cursors[1], word))
+            searched, origins = streams[kept]
+            end = searched.find(word, cursors[kept]) + len(word)
+            found.append(origins[end - len(word):end])
+            cursors[kept] = end
+            # The other stream goes on after this word's last character.
+            cursors[1 - kept] = bisect.bisect_right(streams[1 - kept][1], origins[end - 1])
+        return found
 
     def _normalize(self, text: str, offset: int = 0) -> tuple[str, list[int]]:
-        return self._fast.normalize(text, offset)
+        """BERT's normalizer: the text BasicTokenizer splits into words, with the index
+        (+ ``offset``) each character came from. Added tokens are found in it too."""
+        return self._basic_text(text, offset)
+
+    def _basic_text(self, text: str, offset: int = 0, normalizing: bool = True) -> tuple[str, list[int]]:
+        """BasicTokenizer's cleaning, CJK spacing and (``normalizing``) normalization, one
+        character at a time so that each output character knows where it came from."""
+        basic = self.basic_tokenizer
+        out: list[str] = []
+        origins: list[int] = []
+        for index, char in enumerate(text):
+            piece = basic._clean_text(char)  # "" (dropped), " " (whitespace) or the character
+            if basic.tokenize_chinese_chars:
+                piece = basic._tokenize_chinese_chars(piece)  # "中" -> " 中 "
+            if normalizing:
+                piece = basic.normalize(piece)
+            out.append(piece)
+            origins += [index + offset] * len(piece)
+        return "".join(out), origins
 
     def _word_start(self, text: str, position: int, end: int) -> int:
-        return self._fast.word_start(text, position, end)
+        """The first index at or after ``position`` (before ``end``) where a word starts
+        whatever came before it: whitespace, or a CJK ideograph where they are split off;
+        ``end`` if there is none. A long text cut by truncation is read up to such a place."""
+        ideographs = self.do_basic_tokenize and self.tokenize_chinese_chars
+        for index in range(position, end):
+            char = text[index]
+            if char in " \t\n\r" or (ideographs and not _is_control(char) and is_chinese_char(ord(char))):
+                return index
+        return end
 
     def _pre_tokenize(self, text: str) -> list[str]:  # what train_new_from_iterator counts
         return self.basic_tokenizer.tokenize(text) if self.do_basic_tokenize else whitespace_tokenize(text)

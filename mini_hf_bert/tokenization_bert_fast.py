@@ -1,9 +1,9 @@
 """BERT's tokenizer algorithm, fast and with offsets: what ``BasicTokenizer`` and
 ``WordpieceTokenizer`` in ``tokenization_bert.py`` compute, plus, for every wordpiece, the
-span of the original text it came from. ``BertTokenizer`` runs this; a learner reads the
-plain version there. tests/core/test_tokenizer_fast.py holds the two equal, id for id, on
-the tokenizer corpus and on random Unicode (hypothesis), and the offsets to the plain
-version's normalization of each span.
+span of the original text it came from. ``BertTokenizerFast`` (at the end) runs this; a
+learner reads and steps through the plain version, ``BertTokenizer``.
+tests/core/test_tokenizer_fast.py holds the two equal, id for id and offset for offset, on
+the tokenizer corpus and on random Unicode (hypothesis).
 
 The normalization of a character is the plain ``BasicTokenizer.normalize`` itself; the
 cleaning, splitting, WordPiece search and spans are this file's own.
@@ -20,14 +20,13 @@ transformers: none (5.x's ``BertTokenizer`` is the Rust ``tokenizers`` one, 4.x'
 
 from __future__ import annotations
 
+import functools
 import re
 
+from .tokenization_bert import BertTokenizer, Token
 from .tokenization_utils import CJK_RANGES, _is_control, _is_punctuation, _is_whitespace, is_chinese_char
 from . import unicode_tables
 
-#: (piece, start, end, word): a wordpiece, its span in characters of the text, and the
-#: index of the pre-tokenizer word it came from (``word_ids``).
-Token = tuple[str, int, int, int]
 # A "word" below is (text, origins): the normalized characters and, for each, the index
 # of the character of the original text it came from (for offsets).
 _Word = tuple[str, list[int]]
@@ -214,3 +213,30 @@ class FastWordPieces:
             if char in " \t\n\r" or self._char(char)[0] == _CJK:
                 return match.start()
         return end
+
+
+class BertTokenizerFast(BertTokenizer):
+    r"""``BertTokenizer`` run by ``FastWordPieces``: the same ids, offsets and word ids
+    (tests/core/test_tokenizer_fast.py), several times faster on real text
+    (``tools/benchmark_tokenizer.py``). What ``AutoTokenizer`` and the pipelines give.
+
+    transformers: ``models.bert.tokenization_bert_fast.BertTokenizerFast`` (4.x; Rust-backed,
+    as 5.x's ``BertTokenizer``)
+    """
+
+    @functools.cached_property
+    def _fast(self) -> FastWordPieces:
+        return FastWordPieces(self.basic_tokenizer, self.wordpiece_tokenizer, self.do_basic_tokenize)
+
+    def _ordinary_tokens(self, text: str, offset: int, first_word: int) -> tuple[list[Token], int]:
+        return self._fast.tokens(text, offset, first_word)
+
+    def _normalize(self, text: str, offset: int = 0) -> tuple[str, list[int]]:
+        return self._fast.normalize(text, offset)
+
+    def _word_start(self, text: str, position: int, end: int) -> int:
+        return self._fast.word_start(text, position, end)
+
+    @property
+    def is_fast(self) -> bool:
+        return True

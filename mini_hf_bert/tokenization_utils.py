@@ -13,6 +13,7 @@ versions, and mini_hf_bert equals the fast tokenizer (``unicode_tables.py``, gen
 from __future__ import annotations
 
 import bisect
+import functools
 import unicodedata
 from collections.abc import Sequence
 
@@ -23,6 +24,11 @@ CJK_RANGES = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )
+
+
+#: Each class below remembers its answer for this many distinct characters: text repeats
+#: characters, and the Unicode look-ups are most of a Python tokenizer's time.
+CHARACTERS_REMEMBERED = 1 << 16
 
 
 def _in_ranges(cp: int, ranges: Sequence[tuple[int, int]]) -> bool:
@@ -64,10 +70,12 @@ def _lower_by_rule(char: str) -> str:
     return char.lower()
 
 
+@functools.lru_cache(maxsize=CHARACTERS_REMEMBERED)
 def _strip_accents_by_rule(char: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", char) if unicodedata.category(c) != "Mn")
 
 
+@functools.lru_cache(maxsize=CHARACTERS_REMEMBERED)
 def _is_control(char: str) -> bool:
     """A control or format character (Cc, Cf, Co), which cleaning drops; not tab or newline.
 
@@ -77,6 +85,7 @@ def _is_control(char: str) -> bool:
     return _as_fast_tokenizer(ord(char), _is_control_by_rule(char), t.CONTROL_EXTRA, t.CONTROL_EXCLUDED)
 
 
+@functools.lru_cache(maxsize=CHARACTERS_REMEMBERED)
 def _is_whitespace(char: str) -> bool:
     """Space, tab, newline, carriage return, or a Unicode space separator (Zs, Zl, Zp).
 
@@ -86,6 +95,7 @@ def _is_whitespace(char: str) -> bool:
     return _as_fast_tokenizer(ord(char), _is_whitespace_by_rule(char), t.WHITESPACE_EXTRA, t.WHITESPACE_EXCLUDED)
 
 
+@functools.lru_cache(maxsize=CHARACTERS_REMEMBERED)
 def _is_punctuation(char: str) -> bool:
     """Unicode punctuation (P*), or any ASCII character that is not a letter or digit.
 
@@ -95,6 +105,7 @@ def _is_punctuation(char: str) -> bool:
     return _as_fast_tokenizer(ord(char), _is_punctuation_by_rule(char), t.PUNCTUATION_EXTRA, t.PUNCTUATION_EXCLUDED)
 
 
+@functools.lru_cache(maxsize=CHARACTERS_REMEMBERED)
 def is_chinese_char(cp: int) -> bool:
     """A code point in the CJK Unified Ideographs blocks: Chinese characters and the kanji
     and hanja shared with them; not kana, hangul or CJK punctuation.

@@ -530,15 +530,15 @@ class PreTrainedTokenizerBase:
 
     @property
     def is_fast(self) -> bool:
-        """True, as for transformers 5.x's ``BertTokenizer`` (the Rust one): what callers
-        check it for, offsets (``return_offsets_mapping``), ``word_ids`` and windows with
-        ``stride`` and ``overflow_to_sample_mapping``, this tokenizer gives, equal to the
-        Rust one's (docs/tokenizer.md). transformers' whole-word masking collator and its
-        token-classification pipeline's aggregation read it.
+        """False: the tokenizer a learner reads runs in plain Python, as transformers 4.x's
+        ``BertTokenizer``. Unlike that one, it still gives offsets, ``word_ids`` and windows
+        (``return_offsets_mapping``, ``stride``), equal to ``BertTokenizerFast``'s; callers
+        that check ``is_fast`` first (transformers' whole-word masking collator, the token
+        classification pipeline's aggregation) take the fast one.
 
         transformers: ``PreTrainedTokenizerBase.is_fast`` (``TokenizersBackend.is_fast``: True)
         """
-        return True
+        return False
 
     @property
     def extra_special_tokens(self) -> list[str]:

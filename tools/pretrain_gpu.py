@@ -43,7 +43,7 @@ sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
 
-from mini_hf_bert import BertConfig, BertForPreTraining, BertTokenizer  # noqa: E402
+from mini_hf_bert import BertConfig, BertForPreTraining, BertTokenizerFast  # noqa: E402
 from mini_hf_bert.file_utils import write_json  # noqa: E402
 from mini_hf_bert.training.packed_pretraining import (  # noqa: E402
     PackedCorpus,
@@ -184,7 +184,7 @@ def pack(corpus: str, vocab: str, out: str, heldout_documents: int | None, progr
     """Tokenize ``corpus`` into ``out``/pack.safetensors, with vocab.txt and
     tokenizer_config.json; held out: the fixed Chinese test split, or the corpus's last
     ``heldout_documents`` documents. Returns what it wrote, with the sizes."""
-    tokenizer = BertTokenizer(vocab)
+    tokenizer = BertTokenizerFast(vocab)
     documents = read_documents(corpus)
     if heldout_documents is not None:
         if not 2 <= heldout_documents < len(documents) - 1:
@@ -242,7 +242,7 @@ def _optimizer(model: torch.nn.Module, learning_rate: float, fused: bool) -> tor
 class Run:
     """One model in training on the device: its step, and the batches it reads."""
 
-    def __init__(self, config: BertConfig, corpus: PackedCorpus, tokenizer: BertTokenizer, args: argparse.Namespace,
+    def __init__(self, config: BertConfig, corpus: PackedCorpus, tokenizer: BertTokenizerFast, args: argparse.Namespace,
                  device: torch.device, init_checkpoint: str | None = None) -> None:
         torch.manual_seed(args.seed)
         if init_checkpoint:
@@ -298,7 +298,7 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def evaluate(model: BertForPreTraining, heldout: PackedCorpus, tokenizer: BertTokenizer, args: argparse.Namespace,
+def evaluate(model: BertForPreTraining, heldout: PackedCorpus, tokenizer: BertTokenizerFast, args: argparse.Namespace,
              device: torch.device) -> dict[str, float]:
     """MLM accuracy (at [MASK] and at every predicted position) and NSP accuracy on the
     same ``EVAL_BATCHES`` held-out batches every time."""
@@ -345,7 +345,7 @@ def train(args: argparse.Namespace) -> dict:
         torch.set_float32_matmul_precision("high")
         record["gpu"] = torch.cuda.get_device_name(device)
     parts, metadata = load_pack(os.path.join(args.pack, PACK_FILE), device)
-    tokenizer = BertTokenizer(os.path.join(args.pack, "vocab.txt"))
+    tokenizer = BertTokenizerFast(os.path.join(args.pack, "vocab.txt"))
     if len(tokenizer) != int(metadata["vocab_size"]):
         raise ValueError(f"{args.pack}: vocab.txt has {len(tokenizer)} tokens, the pack was made with "
                          f"{metadata['vocab_size']}")
@@ -480,7 +480,7 @@ def finish(files: str, out: str, pack_dir: str) -> dict:
     with open(run_json, encoding="utf-8") as f:
         record = json.load(f)
     model = BertForPreTraining.from_pretrained(model_dir)  # checks every shard against the index
-    tokenizer = BertTokenizer(os.path.join(pack_dir, "vocab.txt"))
+    tokenizer = BertTokenizerFast(os.path.join(pack_dir, "vocab.txt"))
     if len(tokenizer) != model.config.vocab_size:
         raise ValueError(f"{pack_dir}/vocab.txt has {len(tokenizer)} tokens; the model {model.config.vocab_size}")
     state = {k: v.detach().to(STORAGE_DTYPE) for k, v in model.state_dict().items()}

@@ -414,31 +414,32 @@ def format_description(d: CheckpointDescription) -> str:
     return "\n".join(lines)
 
 
-def load_tokenizer(path: str, source: str | None = None) -> BertTokenizer:
-    """The tokenizer of an HF directory, or an error naming it when it has no vocabulary
+def load_tokenizer(path: str, source: str | None = None,
+                   tokenizer_class: type[BertTokenizer] = BertTokenizer) -> BertTokenizer:
+    """The tokenizer (a ``tokenizer_class``: training passes ``BertTokenizerFast``) of an HF directory, or an error naming it when it has no vocabulary
     or its vocabulary lacks a special token (the commands run it with a model). ``source``:
     what the user named, when ``path`` is its temporary conversion (``as_hf_directory``)."""
     if not any(os.path.isfile(os.path.join(path, f)) for f in ("vocab.txt", "tokenizer.json")):
         raise FileNotFoundError(f"{source or path}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
-    tokenizer = BertTokenizer.from_pretrained(path)
+    tokenizer = tokenizer_class.from_pretrained(path)
     tokenizer.require_special_tokens_in_vocabulary()
     return tokenizer
 
 
-def tokenizer_for(source: str | None) -> BertTokenizer:
-    """The tokenizer of ``source``: a vocab.txt file, a directory with vocab.txt or
-    tokenizer.json, or any checkpoint form; default all-MiniLM-L6-v2's. Its vocabulary
+def tokenizer_for(source: str | None, tokenizer_class: type[BertTokenizer] = BertTokenizer) -> BertTokenizer:
+    """The tokenizer (a ``tokenizer_class``) of ``source``: a vocab.txt file, a directory with
+    vocab.txt or tokenizer.json, or any checkpoint form; default all-MiniLM-L6-v2's. Its vocabulary
     must hold the special tokens (a model is built or run on it)."""
     if source is None:
-        return load_tokenizer(default_checkpoint_dir())
+        return load_tokenizer(default_checkpoint_dir(), tokenizer_class=tokenizer_class)
     if os.path.exists(source) and not os.path.isdir(source) and not source.endswith(".zip"):
-        tokenizer = BertTokenizer(source)  # a vocabulary file (anything else is refused by its reader, named)
+        tokenizer = tokenizer_class(source)  # a vocabulary file (anything else is refused by its reader, named)
         tokenizer.require_special_tokens_in_vocabulary()
         return tokenizer
     if os.path.isdir(source) and any(os.path.isfile(os.path.join(source, f)) for f in ("vocab.txt", "tokenizer.json")):
-        return load_tokenizer(source)  # a tokenizer directory needs no weights
+        return load_tokenizer(source, tokenizer_class=tokenizer_class)  # a tokenizer directory needs no weights
     if os.path.isdir(source) and not os.path.isfile(os.path.join(source, "bert_config.json")) and \
             not any(name.endswith(".index") for name in os.listdir(source)):
         raise FileNotFoundError(f"{source}: no vocab.txt or tokenizer.json, so the text cannot be tokenized")
     with as_hf_directory(source) as hf_dir:
-        return load_tokenizer(hf_dir, source)
+        return load_tokenizer(hf_dir, source, tokenizer_class)

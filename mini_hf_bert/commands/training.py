@@ -145,6 +145,7 @@ SIZED_HELP = {"max_seq_length": "tokens per instance", "max_steps": "optimiser s
 
 def run_show_instances(args: argparse.Namespace) -> int:
     from ..checkpoints.convert import tokenizer_for
+    from ..tokenization_bert_fast import BertTokenizerFast
     from .arguments import chosen_checkpoint
     from ..training import pretraining_data
     from ..training.pretraining import LANGUAGE_SAMPLE_DOCUMENTS
@@ -153,7 +154,7 @@ def run_show_instances(args: argparse.Namespace) -> int:
         raise ValueError(f"--count must be at least 1, got {args.count}")
     documents = pretraining_data.load_corpus(args.corpus, segmented=args.whole_word_mask)
     sample = "".join("".join(sentence) for document in documents[:LANGUAGE_SAMPLE_DOCUMENTS] for sentence in document)
-    tokenizer = tokenizer_for(chosen_checkpoint(args.vocab, sample))
+    tokenizer = tokenizer_for(chosen_checkpoint(args.vocab, sample), BertTokenizerFast)
     instances = pretraining_data.create_pretraining_instances(
         documents, tokenizer,
         max_seq_length=args.max_seq_length,

@@ -13,6 +13,7 @@ import torch
 
 from ..checkpoints.loading import resolve_dtype
 from ..tokenization_bert import BertTokenizer
+from ..tokenization_bert_fast import BertTokenizerFast
 from ..tokenization_utils_base import BatchEncoding
 
 #: The padding value of each key when features are batched (transformers' ``pad_collate_fn``):
@@ -275,9 +276,9 @@ def _is_transformers_bert_tokenizer(tokenizer: Any) -> bool:
     return kind.__module__.startswith("transformers.") and kind.__name__ in ("BertTokenizer", "BertTokenizerFast")
 
 
-def _from_transformers_tokenizer(tokenizer: Any) -> BertTokenizer:
+def _from_transformers_tokenizer(tokenizer: Any) -> BertTokenizerFast:
     """Ours, from the files a transformers BERT tokenizer saves (vocab.txt and its settings):
     the same WordPiece, so the same ids (tests/core/test_tokenizer.py)."""
     with tempfile.TemporaryDirectory(prefix="mini_hf_bert_tokenizer_") as directory:
         tokenizer.save_pretrained(directory)
-        return BertTokenizer.from_pretrained(directory)
+        return BertTokenizerFast.from_pretrained(directory)

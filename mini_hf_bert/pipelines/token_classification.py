@@ -106,11 +106,9 @@ class TokenClassificationPipeline(Pipeline):
                 "ignore_labels": ["O"] if self.defaults.get("ignore_labels") is None else self.defaults["ignore_labels"]}
 
     def _strategy(self, value: Any) -> AggregationStrategy:
-        strategy = AggregationStrategy.of("none" if value is None else value)
-        if strategy in (AggregationStrategy.FIRST, AggregationStrategy.AVERAGE, AggregationStrategy.MAX) \
-                and not self.tokenizer.is_fast:
-            raise ValueError(f"aggregation_strategy={strategy.value!r} needs a tokenizer with offsets (a fast one)")
-        return strategy
+        # transformers refuses word aggregation ("first", "average", "max") with a slow
+        # tokenizer, which has no offsets; both of this library's tokenizers give them.
+        return AggregationStrategy.of("none" if value is None else value)
 
     def __call__(self, inputs: str | list, aggregation_strategy: str | AggregationStrategy | None = None,
                  ignore_labels: list[str] | None = None, stride: int | None = None,

@@ -36,6 +36,7 @@ from ..file_utils import read_file
 from ..modeling_bert import BertForSequenceClassification, BertForTokenClassification
 from ..modeling_utils import check_attn_implementation
 from ..tokenization_bert import BertTokenizer
+from ..tokenization_bert_fast import BertTokenizerFast
 from .curves import plot_history
 from .trainer import (
     PLOT_FILE,
@@ -391,7 +392,7 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
         arguments.update(dev=_recorded_path(dev), dev_fraction=None if dev else dev_fraction, data_format=data_format,
                          data_sha256=_files_digest(data.sources))
     with output_directory(output_dir, [checkpoint, *data.sources], resume, run_arguments(config, arguments)):
-        tokenizer = tokenizer_for(checkpoint)
+        tokenizer = tokenizer_for(checkpoint, BertTokenizerFast)
         model_class = BertForSequenceClassification if data.kind == "classification" else BertForTokenClassification
         labels = {"num_labels": len(data.labels), "id2label": dict(enumerate(data.labels)),
                   "label2id": {label: i for i, label in enumerate(data.labels)}}

@@ -38,6 +38,7 @@ from .pretraining_data import (
     mask_tokens_dynamically,
 )
 from ..tokenization_bert import BertTokenizer
+from ..tokenization_bert_fast import BertTokenizerFast
 from .trainer import (
     TRAINING_ATTN_IMPLEMENTATION,
     Trainer,
@@ -172,13 +173,13 @@ def prepare_pretraining(corpus: str, vocab: str | None = None, size: str = "quic
             train_documents = train_documents[:max_documents]
         documents = [[s if isinstance(s, str) else "".join(s) for s in d] for d in train_documents + eval_documents]
     if vocab is None and init_checkpoint is not None:
-        tokenizer = tokenizer_for(init_checkpoint)
+        tokenizer = tokenizer_for(init_checkpoint, BertTokenizerFast)
     elif vocab is None:  # every rank builds the same list; it is written with the first checkpoint
         tokens = build_vocabulary([[s if isinstance(s, str) else "".join(s) for s in d] for d in train_documents],
                                   build_vocab, vocab_size, progress)
-        tokenizer = BertTokenizer(vocab={token: index for index, token in enumerate(tokens)}, do_lower_case=True)
+        tokenizer = BertTokenizerFast(vocab={token: index for index, token in enumerate(tokens)}, do_lower_case=True)
     else:
-        tokenizer = tokenizer_for(vocab)
+        tokenizer = tokenizer_for(vocab, BertTokenizerFast)
     options = dict(max_seq_length=max_seq_length, masked_lm_prob=masked_lm_prob,
                    max_predictions_per_seq=max_predictions_per_seq, whole_word_mask=whole_word_mask)
     train = create_pretraining_instances(train_documents, tokenizer, dupe_factor=dupe_factor, seed=seed,
