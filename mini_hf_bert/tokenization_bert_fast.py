@@ -236,7 +236,3 @@ class BertTokenizerFast(BertTokenizer):
 
     def _word_start(self, text: str, position: int, end: int) -> int:
         return self._fast.word_start(text, position, end)
-
-    @property
-    def is_fast(self) -> bool:
-        return True

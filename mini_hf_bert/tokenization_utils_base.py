@@ -530,15 +530,17 @@ class PreTrainedTokenizerBase:
 
     @property
     def is_fast(self) -> bool:
-        """False: the tokenizer a learner reads runs in plain Python, as transformers 4.x's
-        ``BertTokenizer``. Unlike that one, it still gives offsets, ``word_ids`` and windows
-        (``return_offsets_mapping``, ``stride``), equal to ``BertTokenizerFast``'s; callers
-        that check ``is_fast`` first (transformers' whole-word masking collator, the token
-        classification pipeline's aggregation) take the fast one.
+        """True for both of this library's tokenizers, as for transformers 5.x's
+        ``BertTokenizer`` (the Rust one): what callers check it for, offsets
+        (``return_offsets_mapping``), ``word_ids`` and windows with ``stride`` and
+        ``overflow_to_sample_mapping``, both give, equal to the Rust one's (docs/tokenizer.md),
+        the plain ``BertTokenizer`` too, unlike transformers 4.x's Python one. transformers'
+        whole-word masking collator and its token-classification pipeline's aggregation
+        read it.
 
         transformers: ``PreTrainedTokenizerBase.is_fast`` (``TokenizersBackend.is_fast``: True)
         """
-        return False
+        return True
 
     @property
     def extra_special_tokens(self) -> list[str]:

@@ -106,8 +106,8 @@ class TokenClassificationPipeline(Pipeline):
                 "ignore_labels": ["O"] if self.defaults.get("ignore_labels") is None else self.defaults["ignore_labels"]}
 
     def _strategy(self, value: Any) -> AggregationStrategy:
-        # transformers refuses word aggregation ("first", "average", "max") with a slow
-        # tokenizer, which has no offsets; both of this library's tokenizers give them.
+        # transformers refuses word aggregation ("first", "average", "max") with a tokenizer
+        # that is not is_fast, which has no offsets; both of this library's tokenizers give them.
         return AggregationStrategy.of("none" if value is None else value)
 
     def __call__(self, inputs: str | list, aggregation_strategy: str | AggregationStrategy | None = None,
