@@ -59,11 +59,12 @@ browser:
 AVX2_EMULATION := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
                   TORCHINDUCTOR_CACHE_DIR=$(CURDIR)/.cache/torchinductor-avx2
 
-# Three pytest sessions: tests/ against transformers 5.x (the .venv); the tests marked
-# cpu_kernels once more under AVX2_EMULATION; tests_transformers4/ with transformers
+# Three pytest sessions: tests/ against transformers 5.x (the .venv), on two processes
+# (pytest-xdist; a file's tests stay on one, so its module fixtures run once); the tests
+# marked cpu_kernels once more under AVX2_EMULATION; tests_transformers4/ with transformers
 # 4.57.6 first on the import path.
 test: $(STAMP) $(TF4_STAMP) browser
-	$(PY) -m pytest tests
+	$(PY) -m pytest -n 2 --dist loadfile tests
 	$(AVX2_EMULATION) $(PY) -m pytest -m cpu_kernels tests
 	PYTHONPATH=$(TF4_DIR) $(PY) -m pytest tests_transformers4
 

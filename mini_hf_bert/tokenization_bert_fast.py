@@ -220,8 +220,8 @@ class BertTokenizerFast(BertTokenizer):
     (tests/core/test_tokenizer_fast.py), several times faster on real text
     (``tools/benchmark_tokenizer.py``). What ``AutoTokenizer`` and the pipelines give.
 
-    transformers: ``models.bert.tokenization_bert_fast.BertTokenizerFast`` (4.x; Rust-backed,
-    as 5.x's ``BertTokenizer``)
+    transformers 4.x: ``models.bert.tokenization_bert_fast.BertTokenizerFast`` (Rust-backed; in
+    5.x the Rust one is ``BertTokenizer``, and ``BertTokenizerFast`` a name for it)
     """
 
     @functools.cached_property
