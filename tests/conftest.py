@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import pytest
 import torch
@@ -64,6 +65,17 @@ def make_model_pair(config_kwargs: dict, attn_implementation: str, seed: int = 0
     ours.load_state_dict(theirs.state_dict(), strict=True)
     ours.eval()
     return ours, theirs
+
+
+@pytest.fixture
+def python_ctrl_c():
+    """Python's own Ctrl-C handler (KeyboardInterrupt) for the test, as in a program started
+    from a terminal: a process started in the background by a shell without job control
+    inherits SIGINT ignored, and Python then installs no handler (seen with make test under
+    setsid), so a test of what Ctrl-C does sets the handler it means."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

@@ -298,6 +298,7 @@ def test_a_name_holding_a_nul_byte_is_no_file_not_a_valueerror(tmp_path):
     assert not_a_regular_file(str(tmp_path / "model.safetensors")) is None
 
 
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_ctrl_c_inside_interrupts_deferred_is_raised_when_the_block_ends():
     done = []
     handler = signal.getsignal(signal.SIGINT)

@@ -84,6 +84,7 @@ def _stopped_after(stop, save, send=lambda: signal.raise_signal(signal.SIGINT)) 
         os.replace = real
 
 
+@pytest.mark.usefixtures("python_ctrl_c")
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_ctrl_c_after_any_rename_leaves_the_old_model_or_the_new_one_whole(layout, tmp_path):
     models = {"A": _model(1), "B": _model(2)}
@@ -105,6 +106,7 @@ def test_ctrl_c_after_any_rename_leaves_the_old_model_or_the_new_one_whole(layou
     assert outcomes[0] == "A" and outcomes[-1] == "B" and outcomes == sorted(outcomes), outcomes
 
 
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_ctrl_c_inside_a_tokenizer_save_leaves_one_save_s_files(tmp_path):
     """vocab.txt, tokenizer_config.json, special_tokens_map.json and tokenizer.json of one
     save: a lower-casing tokenizer's config beside a cased one's longer vocabulary would load."""
