@@ -117,7 +117,7 @@ def bag_of_characters_accuracy(train: list[tuple[str, int]], test: list[tuple[st
 def measure(checkpoint: str) -> dict:
     import torch
 
-    from mini_hf_bert import BertForPreTraining, BertTokenizer, pipeline
+    from mini_hf_bert import BertForPreTraining, BertTokenizerFast, pipeline
     from tools.corpus_study import everyday_scores
     from tools.mask_benchmark import (
         CountModel,
@@ -130,7 +130,7 @@ def measure(checkpoint: str) -> dict:
         unk_rate,
     )
 
-    tokenizer = BertTokenizer.from_pretrained(checkpoint)
+    tokenizer = BertTokenizerFast.from_pretrained(checkpoint)  # the training corpus is tokenized too
     model = BertForPreTraining.from_pretrained(checkpoint).eval()
     counts = CountModel(tokenizer.tokenize(s) for s in training_sentences())
     import hashlib

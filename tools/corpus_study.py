@@ -83,10 +83,10 @@ def held_out_scores(checkpoint: str, held_out: dict[str, list[str]]) -> dict[str
     """Per source: top-1/top-5 with 15% of each sentence's characters at [MASK], and with one."""
     import torch
 
-    from mini_hf_bert import BertForPreTraining, BertTokenizer
+    from mini_hf_bert import BertForPreTraining, BertTokenizerFast
     from tools.mask_benchmark import bert_guesser, masked_character_accuracy, masked_sentences, top_k_accuracy
 
-    tokenizer = BertTokenizer.from_pretrained(checkpoint)
+    tokenizer = BertTokenizerFast.from_pretrained(checkpoint)
     model = BertForPreTraining.from_pretrained(checkpoint).eval()
     scores = {}
     for source, sentences in held_out.items():
