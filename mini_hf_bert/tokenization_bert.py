@@ -334,11 +334,11 @@ class BertTokenizer(PreTrainedTokenizerBase):
         character came from: the cleaned, normalized text (``_normalize``), or the cleaned
         text as written for a ``never_split`` word kept whole. Only whitespace lies between
         two words, so a word's first match after the previous word is where it came from."""
+        never_split = self.basic_tokenizer.never_split if self.do_basic_tokenize else set()
         if not self.do_basic_tokenize:
             streams = [(text, list(range(len(text))))] * 2
-        else:
-            streams = [self._normalize(text), self._basic_text(text, normalizing=False)]
-        never_split = self.basic_tokenizer.never_split if self.do_basic_tokenize else set()
+        else:  # the text before normalizing is searched for never_split words only
+            streams = [self._normalize(text), self._basic_text(text, normalizing=False) if never_split else ("", [])]
         cursors = [0, 0]  # where each stream's next word may start
         found = []
         for word in words:
