@@ -317,12 +317,11 @@ class BertTokenizer(PreTrainedTokenizerBase):
         tokens = []
         for index, (word, origins) in enumerate(zip(words, self._word_origins(text, words))):
             pieces = self.wordpiece_tokenizer.tokenize(word)
-            if sum(len(p.removeprefix("##")) for p in pieces) != len(word):
-                pieces_and_ends = [(pieces[0], len(word))]  # the unknown token stands for the whole word
-            else:
-                pieces_and_ends = list(zip(pieces, itertools.accumulate(len(p.removeprefix("##")) for p in pieces)))
+            lengths = [len(piece.removeprefix("##")) for piece in pieces]
+            if sum(lengths) != len(word):  # the unknown token stands for the whole word
+                pieces, lengths = pieces[:1], [len(word)]
             start = 0
-            for piece, end in pieces_and_ends:
+            for piece, end in zip(pieces, itertools.accumulate(lengths)):
                 tokens.append((piece, origins[start] + offset, origins[end - 1] + offset + 1, first_word + index))
                 start = end
         return tokens, len(words)
