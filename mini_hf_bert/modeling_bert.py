@@ -59,7 +59,7 @@ from .modeling_outputs import (
     TokenClassifierOutput,
 )
 from .generation_utils import GenerationMixin
-from .modeling_utils import PreTrainedModel, attention_function, whole_model_forward
+from .modeling_utils import PreTrainedModel, attention_function
 from .pytorch_utils import (
     GradientCheckpointingLayer,
     apply_chunking_to_forward,
@@ -598,38 +598,33 @@ class BertModel(BertPreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         position_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        encoder_hidden_states: torch.Tensor | None = None,
-        encoder_attention_mask: torch.Tensor | None = None,
-        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None,
-        use_cache: bool | None = None,
+        encoder_hidden_states: torch.Tensor | None = None, encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: tuple[tuple[torch.Tensor, ...], ...] | None = None, use_cache: bool | None = None,
         **kwargs: Unpack[extras.BertModelKwargs],
     ) -> BaseModelOutputWithPoolingAndCrossAttentions | tuple:
         """(B, T) ids in [0, V) or (B, T, H) ``inputs_embeds`` -> ``last_hidden_state`` (B, T, H), ``pooler_output``
         (B, H). ``attention_mask`` (B, T): 1 = attend, 0 = padding, or (B, T, T), keys per query. ``token_type_ids``
         (B, T) default 0; ``position_ids`` (B, T) or (1, T) default 0..T-1. By keyword: ``output_hidden_states`` and
         ``output_attentions`` add every layer's output and probabilities; ``return_dict=False`` gives a tuple.
-        The rest is transformers 4.x's: a decoder's inputs, an encoder's prefix (peft's prefix tuning), and by
-        keyword ``head_mask`` (N,) or (L, N): a call that uses any, or a model built as a decoder or with relative
-        positions, runs in modeling_bert_extras.py."""
-        if extras.needs_options(self.config, encoder_hidden_states, past_key_values, kwargs):
-            return extras.model_forward_with_options(self, input_ids, attention_mask, token_type_ids, position_ids,
-                inputs_embeds, encoder_hidden_states, encoder_attention_mask, past_key_values, use_cache, **kwargs)
+        The second group is transformers 4.x's: a decoder's inputs (an encoder's states and mask; a cache, and
+        whether to return one), or an encoder's prefix (peft's prefix tuning), and by keyword ``head_mask`` (N,) or
+        (L, N)."""
+        # One dispatch, before anything runs: a model or call with 4.x's options runs in modeling_bert_extras.py,
+        # and a call that the whole-model forward registered under config.attn_implementation takes runs there.
+        out = extras.forward_elsewhere(self, input_ids, attention_mask, token_type_ids, position_ids,
+                                       inputs_embeds, encoder_hidden_states, encoder_attention_mask,
+                                       past_key_values, use_cache, kwargs)
+        if out is not None:  # None: the lesson below runs this call
+            return out
         output_attentions, output_hidden_states, return_dict = output_switches(self, kwargs, extras.BertModelKwargs)
         batch_size, seq_length, _ = check_model_inputs(
             self.config, input_ids, inputs_embeds, token_type_ids, position_ids, attention_mask=attention_mask,
             dtype=self.embeddings.word_embeddings.weight.dtype)
-        # A whole-model forward registered under config.attn_implementation runs the call where it applies.
-        out = whole_model_forward(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
-                                  output_attentions, output_hidden_states)
-        if out is not None:  # None: the layers below run this call
-            return out if return_dict else out.to_tuple()
 
         embedding_output = self.embeddings(input_ids, token_type_ids, position_ids, inputs_embeds)  # (B, T, H)
-        extended_attention_mask = None  # no mask at all = attend everywhere, and lets sdpa skip it
-        if attention_mask is not None:
-            extended_attention_mask = get_extended_attention_mask(
-                attention_mask.to(embedding_output.device), (batch_size, seq_length), dtype=embedding_output.dtype,
-            )  # (B, 1, 1, T) or (B, 1, T, T)
+        # Additive, (B, 1, 1, T) or (B, 1, T, T); no mask at all = attend everywhere, and lets sdpa skip it.
+        extended_attention_mask = None if attention_mask is None else get_extended_attention_mask(
+            attention_mask.to(embedding_output.device), (batch_size, seq_length), dtype=embedding_output.dtype)
         encoder_outputs = self.encoder(embedding_output, extended_attention_mask, output_attentions, output_hidden_states)
         sequence_output = encoder_outputs.last_hidden_state  # (B, T, H)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (B, H)

@@ -2,9 +2,10 @@
 
 BERT as the paper and Google's code have it is in modeling_bert.py. transformers 4.x added
 options around it, and 5.x dropped most of them again. They live here so that the model
-file reads as BERT: ``BertModel.forward`` sends a call here, at its top, when the model is
-a decoder or has relative positions, or the call gives a head mask, an encoder's states or
-a cache (``needs_options``); this module then runs the same modules' weights through 4.x's
+file reads as BERT: ``BertModel.forward`` sends every call here, at its top
+(``forward_elsewhere``), and this module takes it when the model is a decoder or has
+relative positions, or the call gives a head mask, an encoder's states or a cache
+(``needs_options``); it then runs the same modules' weights through 4.x's
 forward (``model_forward_with_options``, and the encoder, layer and self-attention below it):
 
 - **relative positions** (4.x, ``position_embedding_type="relative_key"`` or
@@ -34,6 +35,7 @@ import torch
 from torch import nn
 
 from .integrations.attention_functions import attention_function
+from .integrations.model_forwards import ALL_MODEL_FORWARDS
 from .masking_utils import get_extended_attention_mask, get_head_mask, invert_attention_mask
 from .modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
@@ -336,6 +338,34 @@ def needs_options(config: DecoderConfig, encoder_hidden_states: torch.Tensor | N
     """
     return (config.is_decoder or config.position_embedding_type in RELATIVE_POSITIONS
             or options.get("head_mask") is not None or encoder_hidden_states is not None or past_key_values is not None)
+
+
+def forward_elsewhere(
+    model: nn.Module, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None,
+    token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None, inputs_embeds: torch.Tensor | None,
+    encoder_hidden_states: torch.Tensor | None, encoder_attention_mask: torch.Tensor | None,
+    past_key_values: object, use_cache: bool | None, options: BertModelKwargs,
+) -> ModelOutput | tuple | None:
+    """The output of a ``BertModel`` call that something other than the lesson's forward
+    runs, or None: the lesson runs it. The one dispatch, at the top of ``BertModel.forward``:
+
+    1. 4.x's forward (``model_forward_with_options``) where the model or the call needs its
+       options (``needs_options``);
+    2. else the whole-model forward registered under ``config.attn_implementation`` in
+       ``ALL_MODEL_FORWARDS`` (``"fast"``: modeling_bert_fast.py), for the calls it computes
+       (it returns None for the others).
+
+    Each checks the inputs it runs on (``validation.check_model_inputs``), so that they are
+    checked once, wherever the call runs.
+
+    transformers: none (4.x's forward takes every branch in every call)
+    """
+    arguments = (model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+                 encoder_hidden_states, encoder_attention_mask, past_key_values, use_cache)
+    if needs_options(model.config, encoder_hidden_states, past_key_values, options):
+        return model_forward_with_options(*arguments, **options)
+    whole_model = ALL_MODEL_FORWARDS.get(model.config._attn_implementation)  # transformers' name: its configs have it too
+    return None if whole_model is None else whole_model(*arguments, **options)
 
 
 def self_attention_with_options(

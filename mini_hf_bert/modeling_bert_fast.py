@@ -122,6 +122,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
+from typing import Unpack
 from dataclasses import dataclass
 
 import torch
@@ -131,7 +132,9 @@ from torch import nn
 from . import cpu_capability
 from .activations import GELUActivation
 from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
+from .modeling_bert_extras import BertModelKwargs
 from .modeling_utils import ALL_MODEL_FORWARDS
+from .validation import check_model_inputs, output_switches
 
 logger = logging.getLogger(__name__)
 
@@ -1283,23 +1286,40 @@ def fast_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mas
     return BaseModelOutputWithPoolingAndCrossAttentions(last_hidden_state=sequence_output, pooler_output=pooled)
 
 
+def _input_shape(input_ids: torch.Tensor | None, inputs_embeds: torch.Tensor | None) -> tuple[int, int] | None:
+    """(B, T) of a call's inputs, or None where they are not exactly one of (B, T) ids and
+    (B, T, H) embeddings: the model's own forward then reports what is wrong."""
+    if (input_ids is None) == (inputs_embeds is None):
+        return None
+    inputs, dims = (input_ids, 2) if inputs_embeds is None else (inputs_embeds, 3)
+    if not torch.is_tensor(inputs) or inputs.dim() != dims:
+        return None
+    return tuple(inputs.shape[:2])
+
+
 def fast_path_forward(model: nn.Module, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None,
-                      token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None, *,
-                      inputs_embeds: torch.Tensor | None, head_mask: torch.Tensor | None,
-                      encoder_hidden_states: torch.Tensor | None, past_key_values: tuple | None,
-                      output_attentions: bool, output_hidden_states: bool,
-                      ) -> BaseModelOutputWithPoolingAndCrossAttentions | None:
+                      token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None,
+                      inputs_embeds: torch.Tensor | None, encoder_hidden_states: torch.Tensor | None,
+                      encoder_attention_mask: torch.Tensor | None, past_key_values: tuple | None,
+                      use_cache: bool | None, **options: Unpack[BertModelKwargs],
+                      ) -> BaseModelOutputWithPoolingAndCrossAttentions | tuple | None:
     """BertModel's forward on real tokens where ``applies``, else None: the model's own
-    layers then run the call, attending with sdpa. What ``ALL_MODEL_FORWARDS["fast"]`` runs.
+    layers then run the call, attending with sdpa. What ``ALL_MODEL_FORWARDS["fast"]`` runs,
+    given BertModel.forward's arguments before anything is checked: it checks the inputs of
+    the calls it computes as BertModel.forward does (``check_model_inputs``).
 
     transformers: none
     """
-    batch_size, seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[:2]
-    if not applies(model, attention_mask, batch_size, seq_length, head_mask=head_mask,
-                   output_attentions=output_attentions, output_hidden_states=output_hidden_states,
-                   encoder_hidden_states=encoder_hidden_states, past_key_values=past_key_values):
+    output_attentions, output_hidden_states, return_dict = output_switches(model, options, BertModelKwargs)
+    shape = _input_shape(input_ids, inputs_embeds)
+    if shape is None or not applies(model, attention_mask, *shape, head_mask=options.get("head_mask"),
+                                    output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+                                    encoder_hidden_states=encoder_hidden_states, past_key_values=past_key_values):
         return None
-    return fast_forward(model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds)
+    check_model_inputs(model.config, input_ids, inputs_embeds, token_type_ids, position_ids,
+                       attention_mask=attention_mask, dtype=model.embeddings.word_embeddings.weight.dtype)
+    out = fast_forward(model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds)
+    return out if return_dict else out.to_tuple()
 
 
 # Installed from here, by name: BertModel.forward looks "fast" up in ALL_MODEL_FORWARDS, and

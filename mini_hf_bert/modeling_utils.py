@@ -75,26 +75,6 @@ logger = logging.getLogger(__name__)
 # --------------------------------------------------------------------------------------
 
 
-def whole_model_forward(
-    model: nn.Module, input_ids: torch.Tensor | None, attention_mask: torch.Tensor | None,
-    token_type_ids: torch.Tensor | None, position_ids: torch.Tensor | None, inputs_embeds: torch.Tensor | None,
-    output_attentions: bool, output_hidden_states: bool,
-) -> ModelOutput | None:
-    """The output of the whole-model forward that ``model.config.attn_implementation`` names
-    in ``ALL_MODEL_FORWARDS`` (``"fast"``: modeling_bert_fast.py), or None: no such forward
-    is registered under the name, or it leaves this call to the model's own layers. A call
-    with 4.x's options never comes here (BertModel.forward sends it to modeling_bert_extras.py).
-
-    transformers: none
-    """
-    function = ALL_MODEL_FORWARDS.get(model.config._attn_implementation)  # transformers' name: its configs have it too
-    if function is None:
-        return None
-    return function(model, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds=inputs_embeds,
-                    head_mask=None, encoder_hidden_states=None, past_key_values=None,
-                    output_attentions=output_attentions, output_hidden_states=output_hidden_states)
-
-
 def check_attn_implementation(name: str) -> None:
     """Refuse an ``attn_implementation`` that is neither ``"eager"`` nor registered, naming the choices.
 

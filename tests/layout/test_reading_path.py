@@ -133,10 +133,42 @@ def test_a_plain_call_steps_through_the_lesson_forwards_only(attn_implementation
     ids = torch.tensor([[1, 2, 3, 0]])
     ran = _functions_run(model, input_ids=ids, attention_mask=(ids > 0).long(), output_attentions=True)
     assert LESSON_FORWARDS <= ran
-    assert not {name for file, name in ran if file == "modeling_bert_extras.py"} - {"needs_options"}
+    assert not {name for file, name in ran if file == "modeling_bert_extras.py"} - {"forward_elsewhere", "needs_options"}
     with_options = _functions_run(model, input_ids=ids, head_mask=torch.ones(2))
     assert ("modeling_bert_extras.py", "layer_forward_with_options") in with_options
     assert ("modeling_bert.py", "BertLayer.forward") not in with_options
+
+
+@pytest.mark.parametrize("attn_implementation, options, runs_in", [
+    ("eager", {}, "BertModel.forward"),
+    ("fast", {}, "fast_path_forward"),  # the whole-model forward takes the call
+    ("fast", {"output_attentions": True}, "BertModel.forward"),  # it declines; the layers run it
+    ("eager", {"head_mask": torch.ones(2)}, "model_forward_with_options"),
+])
+def test_one_dispatch_at_the_top_and_the_inputs_checked_once(attn_implementation, options, runs_in):
+    """BertModel.forward's first lines send the call where it runs, before anything is
+    checked; wherever it runs, check_model_inputs runs exactly once, from there."""
+    import sys
+
+    from mini_hf_bert import validation
+
+    config = mini_hf_bert.BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                     intermediate_size=16, attn_implementation=attn_implementation)
+    model = mini_hf_bert.BertModel(config).eval()
+    ids = torch.tensor([[1, 2, 3, 0]])
+    checks = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is validation.check_model_inputs.__code__:
+            checks.append(frame.f_back.f_code.co_qualname)
+
+    sys.setprofile(profile)
+    try:
+        with torch.no_grad():
+            model(input_ids=ids, attention_mask=(ids > 0).long(), **options)
+    finally:
+        sys.setprofile(None)
+    assert checks == [runs_in]
 
 
 def test_a_layer_returns_its_output_and_the_probabilities_asked_for():
