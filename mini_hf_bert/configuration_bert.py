@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
-from .checkpoints.resolve import resolve_config
 from .configuration_utils import PretrainedConfig
 
 
@@ -28,9 +27,6 @@ class BertConfig(PretrainedConfig):
     """
 
     model_type: ClassVar[str] = "bert"  # written to config.json, as transformers does
-    # from_pretrained finds config.json (or Google's bert_config.json) with this: in a
-    # directory, beside a Google checkpoint prefix, inside a .zip, or in the hub's cache.
-    resolve_config = staticmethod(resolve_config)
 
     # --- sizes
     vocab_size: int = 30522  # V, rows of word_embeddings: the WordPiece vocabulary

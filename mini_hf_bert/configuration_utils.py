@@ -25,13 +25,13 @@ import inspect
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Unpack
 
 import torch
 
+from .checkpoints.resolve import resolve_config
 from .file_utils import directory_lock, read_json, write_text
 from .hub_options import SaveOptions, no_upload, take_transformers_keywords
 from .validation import ConfigError, check_config, check_model_sizes
@@ -160,10 +160,6 @@ class PretrainedConfig(Transformers4Fields):
     model_type: ClassVar[str] = ""
     is_encoder_decoder: ClassVar[bool] = False  # transformers' flag: one stack, not an encoder-decoder pair
     sub_configs: ClassVar[dict] = {}  # transformers' composite configs name theirs here
-    #: How ``from_pretrained`` finds a checkpoint's config file, given by the subclass (its
-    #: module is the one that imports the checkpoint readers: the import chain stays short).
-    resolve_config: ClassVar[Callable[[str, str, str | os.PathLike | None, bool, str | bool | None, bool],
-                                      AbstractContextManager[str]]]
 
     # (transformers keeps the fields BERT's layers read here too: output_attentions,
     # output_hidden_states, chunk_size_feed_forward, pruned_heads, problem_type; ours are
@@ -400,7 +396,10 @@ class PretrainedConfig(Transformers4Fields):
         source = os.fspath(pretrained_model_name_or_path)
         if subfolder:
             source = os.path.join(source, subfolder)
-        with cls.resolve_config(source, revision, cache_dir, local_files_only, token, force_download) as path:
+        # config.json (or Google's bert_config.json) in a directory, beside a Google checkpoint
+        # prefix, inside a .zip or in the hub's cache; or the config the weights of a form
+        # that keeps none imply (a SavedModel, a KerasHub preset).
+        with resolve_config(source, revision, cache_dir, local_files_only, token, force_download) as path:
             config = cls.from_json_file(path, **overrides)
         config.name_or_path = source
         return config

@@ -22,7 +22,7 @@ import sys
 import torch
 
 from mini_hf_bert import BertConfig, BertForPreTraining
-from mini_hf_bert.commands.cli import EXIT_USER_ERROR, error_message
+from mini_hf_bert.__main__ import EXIT_USER_ERROR, error_message
 from mini_hf_bert.checkpoints.convert import check_destination, convert
 from mini_hf_bert.file_utils import staged_file
 

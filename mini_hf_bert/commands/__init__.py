@@ -1,2 +1,3 @@
-"""``python -m mini_hf_bert COMMAND``: ``cli.py`` builds the parser; each command lives in
-the module of its purpose (``companion``, ``checkpoints``, ``training``, ``benchmark``)."""
+"""``python -m mini_hf_bert COMMAND``: ``mini_hf_bert/__main__.py`` builds the parser; each
+command lives in the module of its purpose (``companion``, ``checkpoints``, ``training``,
+``benchmark``)."""

@@ -112,7 +112,7 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     finetune.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     finetune.add_argument("--no-progress", action="store_true", help="no progress bar")
     show.set_defaults(run=run_show_instances)
-    # what an interrupted run leaves, as cli.main says it after Ctrl-C or SIGTERM
+    # what an interrupted run leaves, as __main__.main says it after Ctrl-C or SIGTERM
     resumable = ("OUTPUT_DIR keeps its checkpoints up to the last complete one; the same command with --resume "
                  "continues from it")
     pretrain.set_defaults(run=run_pretrain, interrupted_hint=resumable)

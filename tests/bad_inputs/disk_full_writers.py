@@ -16,7 +16,7 @@ def _write(writer: str, out: str, source: str) -> None:
     import torch
 
     import mini_hf_bert
-    from mini_hf_bert.commands.cli import main
+    from mini_hf_bert.__main__ import main
     from mini_hf_bert.file_utils import staged_file
 
     if writer == "save_pretrained":

@@ -34,7 +34,7 @@ import torch
 
 import mini_hf_bert
 from mini_hf_bert.checkpoints.errors import CheckpointError
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 
 from ..paths import FIXTURES
 

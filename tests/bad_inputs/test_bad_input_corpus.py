@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import mini_hf_bert
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 
 from .bad_inputs import ALL, CASES, LIKE_DEMO
 from ..conftest import small_config_kwargs

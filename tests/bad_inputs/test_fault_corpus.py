@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import mini_hf_bert
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from tools.testing_utils import write_head_checkpoint
 from mini_hf_bert.companion.visualize import AttentionMaps, attention_html
 

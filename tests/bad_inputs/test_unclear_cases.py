@@ -184,7 +184,7 @@ def _killed_in_first_checkpoint(out) -> None:
 
 
 def test_a_run_killed_in_its_first_checkpoint_is_not_a_circle(tmp_path, capsys):
-    from mini_hf_bert.commands.cli import main
+    from mini_hf_bert.__main__ import main
     from mini_hf_bert.training.trainer import check_output_dir, output_directory
     out = tmp_path / "out"
     _killed_in_first_checkpoint(out)

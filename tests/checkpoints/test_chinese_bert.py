@@ -17,7 +17,7 @@ import transformers
 import mini_hf_bert
 from mini_hf_bert import BertForPreTraining, BertTokenizer, chinese_checkpoint_dir, pipeline
 from mini_hf_bert.checkpoints.bundled import CHINESE_CHECKPOINT, default_checkpoint_dir
-from mini_hf_bert.commands.cli import build_parser, main
+from mini_hf_bert.__main__ import build_parser, main
 from mini_hf_bert.commands.arguments import checkpoint_source
 from mini_hf_bert.parity.compare import FP32_ATOL
 from ..paths import FIXTURES, ROOT

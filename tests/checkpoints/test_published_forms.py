@@ -320,7 +320,7 @@ def test_no_tensorflow_keras_or_jax_is_imported_to_read_any_form(tmp_path):
                                                         ("keras_hub", "h5py", "model.weights.h5"),
                                                         ("flax_msgpack", "msgpack", "flax_model.msgpack")])
 def test_a_missing_reader_is_named_in_one_line_with_the_extra(fixture, module, file_name, monkeypatch, capsys):
-    from mini_hf_bert.commands.cli import main
+    from mini_hf_bert.__main__ import main
 
     monkeypatch.setitem(sys.modules, module, None)  # `import h5py` now fails, as where it is not installed
     with pytest.raises(mini_hf_bert.CheckpointError, match=rf"{file_name}: .*needs (h5py|the msgpack package): "
@@ -372,7 +372,7 @@ def test_from_tf_and_from_flax_read_those_weights_where_pytorch_weights_sit_besi
 @pytest.mark.parametrize("fixture, said", [("tf2_encoder", "config derived from the weights"),
                                            ("keras_hub", "config from KerasHub's"), ("tf_model_h5", None)])
 def test_the_convert_command_says_where_a_form_s_config_came_from(fixture, said, tmp_path, capsys):
-    from mini_hf_bert.commands.cli import main
+    from mini_hf_bert.__main__ import main
 
     assert main(["convert", os.path.join(FORMATS, fixture), str(tmp_path / "out"), "--no-progress"]) == 0
     out = capsys.readouterr().out

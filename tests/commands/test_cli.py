@@ -144,7 +144,7 @@ def test_help_imports_no_torch(args):
 def test_training_help_shows_every_default(command):
     """Every option of the training commands that takes a value says what it is when not
     given (issue: a learner ran the CI size without knowing it was the default)."""
-    from mini_hf_bert.commands.cli import build_parser
+    from mini_hf_bert.__main__ import build_parser
 
     parser = build_parser()
     subparser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]

@@ -17,7 +17,7 @@ import torch
 from PIL import Image
 
 from mini_hf_bert import BertModel, BertTokenizer, chinese_checkpoint_dir
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.companion.visualize import (
     AttentionMaps,
     attention_for_text,

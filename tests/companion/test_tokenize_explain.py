@@ -10,7 +10,7 @@ import pytest
 
 from mini_hf_bert import BertTokenizer
 from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.companion.tokenize_explain import explain_tokenization, format_tokenization
 
 from ..core.tokenizer_corpus import CHINESE, CORPUS

@@ -11,7 +11,7 @@ import torch
 
 from mini_hf_bert import BertModel, chinese_checkpoint_dir
 from mini_hf_bert.checkpoints.bundled import default_checkpoint_dir
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.companion.trace_report import format_trace_report, trace_texts
 from mini_hf_bert.parity.compare import FP32_ATOL
 from mini_hf_bert.companion.tracing import ATTENTION_PROBABILITIES, first_divergence, run_with_cache, trace

@@ -179,7 +179,7 @@ def test_replace_keeps_validation():
 
 
 @pytest.mark.parametrize("key", ["extra", "update", "to_dict", "_attn_implementation", "use_return_dict",
-                                 "resolve_config", "validate"])
+                                 "save_pretrained", "validate"])
 def test_a_config_file_cannot_replace_a_method_or_property(tmp_path, key):
     """Keys that are no field become attributes, but never one that would hide a method or
     property of the class: refused, naming the file and the key (not an AttributeError)."""

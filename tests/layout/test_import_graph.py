@@ -67,6 +67,17 @@ def test_the_deepest_import_chain_is_short(graph):
     assert len(chain) <= graph_tool.MAX_CHAIN_MODULES, " -> ".join(chain)
 
 
+def test_the_config_file_is_bert_fields_and_imports_no_checkpoint_reader(graph):
+    """configuration_bert.py holds BERT's fields on the base class; finding a checkpoint's
+    config file is configuration_utils' business (docs/architecture.md says so)."""
+    assert graph["mini_hf_bert.configuration_bert"] == {"mini_hf_bert.configuration_utils"}
+
+
+def test_python_m_runs_the_command_line_module_itself(graph):
+    """``python -m mini_hf_bert`` is the parser (__main__.py), one module above the commands."""
+    assert graph["mini_hf_bert.__main__"] <= {m for m in graph if m.startswith("mini_hf_bert.commands")}
+
+
 @pytest.mark.parametrize("plotting", ["mini_hf_bert.training.curves", "mini_hf_bert.companion.fonts"])
 def test_a_plotting_helper_reaches_neither_the_converter_nor_the_model(graph, plotting):
     reached = graph_tool.reachable(graph, plotting)

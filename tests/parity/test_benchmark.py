@@ -10,7 +10,7 @@ import pytest
 
 from mini_hf_bert import BertConfig, modeling_bert_fast
 from mini_hf_bert_benchmarks import inference as benchmark
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.parity.compare import (
     BF16_MIN_COSINE,
     FAST_FP32_ATOL,

@@ -69,7 +69,7 @@ def main() -> int:
                 return replace(src, dst, *rest, **kwargs)
 
             os.replace = dying_replace
-    from mini_hf_bert.commands.cli import main as cli
+    from mini_hf_bert.__main__ import main as cli
 
     return cli(args)
 

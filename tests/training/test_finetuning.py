@@ -11,7 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.training.corpora import COPY_MIN_CHARS, copied_from
 from mini_hf_bert.training.finetuning import NER_LABELS, entity_sentences, entity_spans, f1, sentiment_reviews
 

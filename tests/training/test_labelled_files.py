@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.training.labelled_files import (
     LabelledFileError,
     check_held_out_labels,
@@ -225,7 +225,7 @@ def test_the_example_files_training_md_walks_through(tiny_checkpoint, tmp_path, 
 def test_the_command_line_defaults_are_the_librarys():
     """The CLI writes its defaults out, so that --help loads no torch: they must be the
     library's."""
-    from mini_hf_bert.commands.cli import build_parser
+    from mini_hf_bert.__main__ import build_parser
     from mini_hf_bert.training.finetuning import DEV_FRACTION
 
     finetune = build_parser()._subparsers._group_actions[0].choices["finetune"]

@@ -18,7 +18,7 @@ import transformers
 from safetensors.torch import load_file
 
 import mini_hf_bert
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.parity.compare import FP32_ATOL
 from ..paths import FIXTURES, ROOT
 

@@ -156,7 +156,7 @@ def test_a_corpus_file_that_is_not_utf8_is_named(tmp_path):
 
 # ------------------------------------------------------------------ show-instances, and its bad input
 def test_show_instances_marks_every_prediction(capsys):
-    from mini_hf_bert.commands.cli import main
+    from mini_hf_bert.__main__ import main
 
     assert main(["show-instances", os.path.join(PRETRAINING_FIXTURES, "corpus_en.txt"), "--count", "2", "--max-seq-length", "48",
                  "--seed", "5"]) == 0
@@ -188,7 +188,7 @@ def _bad_corpus(tmp_path, kind):
     ("missing", "corpus.txt: no such corpus file"),
 ])
 def test_bad_corpora_are_one_line_errors(tmp_path, capsys, kind, fragment):
-    from mini_hf_bert.commands.cli import main
+    from mini_hf_bert.__main__ import main
 
     assert main(["show-instances", _bad_corpus(tmp_path, kind)]) == 2
     err = capsys.readouterr().err
@@ -197,7 +197,7 @@ def test_bad_corpora_are_one_line_errors(tmp_path, capsys, kind, fragment):
 
 def test_bad_lengths_vocabularies_and_missing_packages(tmp_path, capsys, monkeypatch):
     from mini_hf_bert.training import corpora
-    from mini_hf_bert.commands.cli import main
+    from mini_hf_bert.__main__ import main
 
     corpus = os.path.join(PRETRAINING_FIXTURES, "corpus_en.txt")
     assert main(["show-instances", corpus, "--max-seq-length", "4"]) == 2

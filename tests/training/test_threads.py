@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from mini_hf_bert import cpu_capability
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.cpu_capability import busy_machine_threads, training_threads
 
 

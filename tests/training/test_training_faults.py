@@ -22,7 +22,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 import mini_hf_bert
-from mini_hf_bert.commands.cli import main
+from mini_hf_bert.__main__ import main
 from mini_hf_bert.file_utils import RUN_LOCK_NAME
 from mini_hf_bert.training.trainer import COMPLETE_MARKER, TRAINER_STATE, latest_checkpoint
 
