@@ -335,12 +335,18 @@ def summary_rows(m: dict) -> list[tuple[str, str]]:
                                       f"{' -> '.join(c.removeprefix('mini_hf_bert.') for c in chain)}"),
              ("python -m mini_hf_bert --help", f"{m['help_seconds']} s (median of {HELP_RUNS})")]
     for label, other in m.get("others", {}).items():
-        rows.append((f"{label}: modeling_bert.py, same rules",
-                     f"{other['plumbing']['share']:.1%} plumbing ({other['plumbing']['plumbing']} of "
-                     f"{other['plumbing']['code']} code lines)"))
-        rows += [(f"{label}: {_forward_label(name)}", f"{f['share']:.1%} ({f['plumbing']} of {f['code']})")
-                 for name, f in other["forward_plumbing"].items()]
+        rows += other_rows(label, other)
     return rows
+
+
+def other_rows(label: str, other: dict) -> list[tuple[str, str]]:
+    """The summary rows of another model file (``other_model_file``), each led by ``label``."""
+    rows = [(f"{label}: modeling_bert.py, same rules",
+             f"{other['plumbing']['share']:.1%} plumbing ({other['plumbing']['plumbing']} of "
+             f"{other['plumbing']['code']} code lines)")]
+    rows += [(f"{label}: {_forward_label(name)}", f"{f['share']:.1%} ({f['plumbing']} of {f['code']})")
+             for name, f in other["forward_plumbing"].items()]
+    return rows + [(f"{label}: names imported before the first class", str(other["names_before_first_class"]))]
 
 
 def _forward_label(name: str) -> str:
@@ -349,8 +355,11 @@ def _forward_label(name: str) -> str:
 
 def other_model_file(path: str) -> dict:
     """Another BERT model file (transformers' installed one, or 3.4.0's from its wheel),
-    counted by the same rules as ours: its plumbing and its core forwards'."""
-    return {"plumbing": plumbing(path), "forward_plumbing": forward_plumbing(path)}
+    counted by the same rules as ours: its plumbing, its core forwards', and the names it
+    imports before its first class. (Not its package's import chain: transformers' imports
+    form circles, resolved lazily, where a deepest chain is not defined.)"""
+    return {"plumbing": plumbing(path), "forward_plumbing": forward_plumbing(path),
+            "names_before_first_class": names_before_first_class(path)}
 
 
 def _model_file_from(path: str) -> str:

@@ -86,6 +86,21 @@ def test_config_class_and_first_class(tmp_path):
     assert reading_metrics.first_class_line(path) == 5  # its decorator's line
 
 
+def test_another_model_file_is_counted_by_the_same_rules(tmp_path):
+    """What --other (and the installed transformers' file) reports: its plumbing, its four
+    forwards', and the names imported before its first class (``from __future__`` not)."""
+    classes = "".join(f"class {name}:\n    def forward(self, x, **kwargs):\n        return x\n\n"
+                      for name in reading_metrics.CORE_FORWARDS)
+    source = ("from __future__ import annotations\nimport os, sys\nfrom torch import nn, Tensor as T\n\n\n"
+              + classes + "import json\n")
+    counted = reading_metrics.other_model_file(_write(tmp_path, "m.py", source))
+    assert counted["names_before_first_class"] == 4
+    assert counted["forward_plumbing"]["BertModel"]["code"] == 2 and counted["forward_plumbing"]["BertModel"]["plumbing"] == 1
+    rows = dict(reading_metrics.other_rows("x", counted))
+    assert rows["x: names imported before the first class"] == "4"
+    assert rows["x: plumbing in the four forwards together"] == "50.0% (4 of 8)"
+
+
 def test_package_groups(tmp_path):
     _write(tmp_path, reading_metrics.MODEL_FILE, "x = 1\n\ny = 2\n")
     _write(tmp_path, "mini_hf_bert/modeling_bert_fast.py", "# a comment\nz = 3\n")
