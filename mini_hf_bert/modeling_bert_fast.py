@@ -122,8 +122,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Unpack
 from dataclasses import dataclass
+from typing import Unpack
 
 import torch
 import torch.nn.functional as F
@@ -131,8 +131,8 @@ from torch import nn
 
 from . import cpu_capability
 from .activations import GELUActivation
-from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 from .modeling_bert_extras import BertModelKwargs
+from .modeling_outputs import BaseModelOutputWithPoolingAndCrossAttentions
 from .modeling_utils import ALL_MODEL_FORWARDS
 from .validation import check_model_inputs, output_switches
 
