@@ -726,8 +726,8 @@ def fast_weights_nbytes(model: nn.Module) -> int:
 def _packable_mask(attention_mask: torch.Tensor | None, batch_size: int, seq_length: int) -> bool:
     if attention_mask is None:
         return True
-    if tuple(attention_mask.shape) != (batch_size, seq_length):
-        return False  # 3D masks, and wrong shapes (which the reference path reports)
+    if not torch.is_tensor(attention_mask) or tuple(attention_mask.shape) != (batch_size, seq_length):
+        return False  # 3D masks, wrong types and shapes (which the reference path reports)
     if attention_mask.dtype != torch.bool and not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
         return False
     return bool(attention_mask[:, 0].all())  # the pooler reads position 0: it must be a real token

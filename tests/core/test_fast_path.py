@@ -697,3 +697,30 @@ def test_into_huge_pages_respects_huge_pages_switched_off(tmp_path, monkeypatch,
         assert modeling_bert_fast.into_huge_pages(torch.randn(4 * modeling_bert_fast.HUGE_PAGE // 4)) == 0
     finally:
         modeling_bert_fast._madvise.cache_clear()
+
+
+#: Malformed calls: the fast path is given BertModel.forward's arguments unchecked, so it
+#: must decline each (or check it) and leave the same one-line error the eager model gives.
+MALFORMED_CALLS = {
+    "mask as a list": dict(input_ids=torch.tensor([[1, 2, 3]]), attention_mask=[[1, 1, 1]]),
+    "mask of another shape": dict(input_ids=torch.tensor([[1, 2, 3]]), attention_mask=torch.ones(1, 5)),
+    "mask values 2": dict(input_ids=torch.tensor([[1, 2, 3]]), attention_mask=torch.full((1, 3), 2)),
+    "ids as a list": dict(input_ids=[[1, 2, 3]]),
+    "ids 1-D": dict(input_ids=torch.tensor([1, 2, 3])),
+    "ids past the vocabulary": dict(input_ids=torch.tensor([[1, 999]])),
+    "ids and embeddings": dict(input_ids=torch.tensor([[1, 2, 3]]), inputs_embeds=torch.zeros(1, 3, 32)),
+    "neither": dict(),
+    "float ids": dict(input_ids=torch.tensor([[1.0, 2.0]])),
+    "an unknown keyword": dict(input_ids=torch.tensor([[1, 2, 3]]), foo=1),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED_CALLS))
+def test_a_malformed_call_gets_the_eager_models_error(name):
+    errors = []
+    for implementation in ("eager", "fast"):
+        model = BertModel(BertConfig(**SMALL, attn_implementation=implementation)).eval()
+        with pytest.raises((TypeError, ValueError)) as caught, torch.no_grad():
+            model(**MALFORMED_CALLS[name])
+        errors.append((type(caught.value), str(caught.value)))
+    assert errors[0] == errors[1]
