@@ -2,7 +2,7 @@
 that names the file and the line for every way a file can be wrong.
 
 * **Classification** (``.csv``, ``.tsv``): a header row, ``text,label`` or
-  ``text,text_pair,label``, then one example a row. A CSV quotes a field that holds a comma
+  ``text,text_pair,label`` (the columns in any order), then one example a row. A CSV quotes a field that holds a comma
   (Python's ``csv`` module, Excel's dialect); a TSV has no quoting: a tab ends a field.
   Labels are any strings: ``pos``/``neg``, ``0``/``1``, ``体育``/``财经``.
 * **Tagging** (``.conll``, ``.bio``, ``.iob``, ``.txt``): CoNLL's layout, one token a line
@@ -27,6 +27,7 @@ from ..limits import LABELLED_FILE_BYTES
 
 #: Extensions -> format. A file whose name ends otherwise names its format with ``--format``.
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".conll": "conll", ".bio": "conll", ".iob": "conll", ".txt": "conll"}
+#: The columns a classification file's header names, in any order.
 CLASSIFICATION_HEADERS = (("text", "label"), ("text", "text_pair", "label"))
 #: A label file larger than this is not a learner's data set (and would be read whole).
 MAX_FILE_BYTES = LABELLED_FILE_BYTES
@@ -114,8 +115,18 @@ def _read_text(path: str) -> str:
         return data.decode("utf-8-sig")  # a byte-order mark, as Excel writes, is not part of the header
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
-        raise LabelledFileError(f"{path}, line {line}: not UTF-8 (byte {e.start}: {e.reason}); save the file as "
-                                f"UTF-8 (GBK or GB18030 text must be converted first)") from None
+        raise LabelledFileError(f"{path}, line {line}: not UTF-8 (byte {e.start}: {e.reason}); {_conversion_hint(path, data)}"
+                                ) from None
+
+
+def _conversion_hint(path: str, data: bytes) -> str:
+    """How to make a file UTF-8: Chinese Windows and Excel save GBK (GB18030 is its superset)."""
+    try:
+        data.decode("gb18030")
+    except UnicodeDecodeError:
+        return "save the file as UTF-8"
+    utf8 = os.path.splitext(path)[0] + ".utf8" + os.path.splitext(path)[1]
+    return f"it reads as GBK (GB18030), as Chinese Windows and Excel save it: convert it with iconv -f GBK -t UTF-8 {path} > {utf8}"
 
 
 #: The comma a Chinese input method types: it looks like a separator but is not one.
@@ -142,10 +153,10 @@ def _read_classification(path: str, text: str, kind: str) -> LabelledData:
                 continue  # a blank line
             if header is None:
                 header = tuple(field.strip().lower() for field in row)
-                if header not in CLASSIFICATION_HEADERS:
+                if sorted(header) not in [sorted(columns) for columns in CLASSIFICATION_HEADERS]:
                     raise LabelledFileError(
                         f"{path}, line {reader.line_num}: the header must be text{separator}label or "
-                        f"text{separator}text_pair{separator}label, got {separator.join(row)!r}"
+                        f"text{separator}text_pair{separator}label (in any order), got {separator.join(row)!r}"
                         + _full_width_hint(row, kind))
                 continue
             if len(row) != len(header):

@@ -48,6 +48,13 @@ def test_a_csv_reads_as_classification(tmp_path):
     assert data.lines == [2, 3, 5, 6, 8]  # the blank line and the two-line quoted text counted
 
 
+def test_the_header_names_the_columns_in_any_order(tmp_path):
+    data = read_labelled_file(write(tmp_path, "r.csv", "text,label\n好吃,pos\n难吃,neg\n"))
+    assert read_labelled_file(write(tmp_path, "l.csv", "label,text\npos,好吃\nneg,难吃\n")).examples == data.examples
+    pairs = read_labelled_file(write(tmp_path, "p.tsv", "label\ttext_pair\tText\n1\t我同意\t他说好\n0\t不\t好\n"))
+    assert pairs.examples == [("他说好", "我同意", "1"), ("好", "不", "0")]
+
+
 def test_a_tsv_has_no_quoting_and_pairs_have_a_middle_column(tmp_path):
     data = read_labelled_file(write(tmp_path, "p.tsv", 'text\ttext_pair\tlabel\n他说"好"\t我同意\t1\n天很蓝\t下雨了\t0\n'
                                                        "甲\t乙\t10\n甲\t丙\t2\n"))
@@ -88,12 +95,20 @@ BAD_FILES = {
                           "this line separates with the full-width comma '，' (U+FF0C, as a Chinese input method "
                           "types it): a CSV's fields are separated by the ASCII comma ','"),
     "a full-width header": ("x.csv", "text，label\n好，1\n", "line 1: the header must be text,label or "
-                            "text,text_pair,label, got 'text，label'; this line separates with the full-width comma"),
+                            "text,text_pair,label (in any order), got 'text，label'; this line separates with the full-width comma"),
     "an empty text": ("t.csv", "text,label\n好,1\n  ,0\n", "line 3: the text is empty"),
     "an empty label": ("l.csv", "text,label\n好,1\n坏,\n", "line 3: the label is empty"),
     "an empty pair": ("p.csv", "text,text_pair,label\n好,,1\n", "line 2: the text_pair is empty"),
     "an unterminated quote": ("q.csv", 'text,label\n好,1\n"坏,0\n', "unexpected end of data"),
-    "GBK bytes": ("g.csv", "text,label\n好,1\n".encode() + "坏,0\n".encode("gbk"), "line 3: not UTF-8"),
+    "GBK bytes": ("g.csv", "text,label\n好,1\n坏,0\n".encode("gbk"), "line 2: not UTF-8 (byte 11: "
+                  "invalid start byte); it reads as GBK (GB18030), as Chinese Windows and Excel save it: convert it "
+                  "with iconv -f GBK -t UTF-8 "),
+    "UTF-8 and GBK mixed": ("m.csv", "text,label\n好,1\n".encode() + "坏,0\n".encode("gbk"), "line 3: not UTF-8 "
+                            "(byte 17: invalid start byte); save the file as UTF-8"),
+    "bytes that are not GBK either": ("b.csv", b"text,label\n\xff\xff,1\n", "line 2: not UTF-8 (byte 11: invalid "
+                                      "start byte); save the file as UTF-8"),
+    "a header naming a column twice": ("d.csv", "text,label,label\n好,1,1\n", "line 1: the header must be "
+                                       "text,label or text,text_pair,label (in any order), got 'text,label,label'"),
     "one label": ("o.csv", "text,label\n好,1\n妙,1\n", "every example has the label '1'; classification needs two"),
     "a token without a label": ("n.bio", "北 B-LOC\n京\n", "line 2: '京' has no label"),
     "a label that is not BIO": ("b.conll", "北 LOC\n", "line 1: the label 'LOC' is not BIO"),
@@ -160,7 +175,8 @@ def test_finetune_trains_on_ones_own_csv_with_a_dev_file(tiny_checkpoint, tmp_pa
     out = tmp_path / "out"
     assert main(["finetune", train, tiny_checkpoint, str(out), "--dev", dev, *TRAINING]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f"{train}: held-out accuracy on 3 examples after 4 steps on 30"
+    assert lines[0].startswith(f"{train}: held-out accuracy on 3 examples after 4 steps on 30; {out} holds the best "
+                               f"evaluation's weights, step ")
     assert lines[3].split() == [f"{2 / 3:.4f}", "majority", "class"]  # 好评 is the commoner: 2 of the 3 dev rows
     with open(out / "config.json", encoding="utf-8") as f:
         config = json.load(f)
@@ -178,7 +194,7 @@ def test_finetune_tags_ones_own_bio_file_holding_a_part_out(tiny_checkpoint, tmp
     assert main(["finetune", path, tiny_checkpoint, str(tmp_path / "out"), "--dev-fraction", "0.25",
                  "--no-scratch-baseline", *TRAINING]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"{path}: held-out entity_f1 on 3 examples after 4 steps on 9"
+    assert out[0].startswith(f"{path}: held-out entity_f1 on 3 examples after 4 steps on 9; ")
     with open(tmp_path / "out" / "config.json", encoding="utf-8") as f:
         assert json.load(f)["id2label"] == {"0": "O", "1": "B-LOC", "2": "I-LOC", "3": "B-PER", "4": "I-PER"}
 
