@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         signum = signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT
         hint = getattr(args, "interrupted_hint", None)
-        print(f"interrupted by {signal.Signals(signum).name}" + (f": {hint}" if hint else ""), file=sys.stderr)
+        print(f"interrupted by {signal.Signals(signum).name}" + (f": {hint(args)}" if hint else ""), file=sys.stderr)
         return EXIT_INTERRUPTED[signum]
     except Exception as e:  # noqa: BLE001 - a command line prints one line, never a traceback (unless -v)
         if args.verbose:

@@ -112,11 +112,14 @@ def add_commands(commands: argparse._SubParsersAction, common: argparse.Argument
     finetune.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUTPUT_DIR")
     finetune.add_argument("--no-progress", action="store_true", help="no progress bar")
     show.set_defaults(run=run_show_instances)
-    # what an interrupted run leaves, as __main__.main says it after Ctrl-C or SIGTERM
-    resumable = ("OUTPUT_DIR keeps its checkpoints up to the last complete one; the same command with --resume "
-                 "continues from it")
     pretrain.set_defaults(run=run_pretrain, interrupted_hint=resumable)
     finetune.set_defaults(run=run_finetune, interrupted_hint=resumable)
+
+
+def resumable(args: argparse.Namespace) -> str:
+    """What an interrupted run leaves, as __main__.main says it after Ctrl-C or SIGTERM."""
+    return (f"{args.output_dir} keeps its checkpoints up to the last complete one; the same command with --resume "
+            f"continues from it")
 
 
 def _add_compute_arguments(parser: argparse.ArgumentParser) -> None:
@@ -215,7 +218,8 @@ def run_finetune(args: argparse.Namespace) -> int:
     result = report.result
     if result.trainer.rank == 0:
         print(f"{args.task}: held-out {result.metric} on {result.held_out_examples:,} examples after "
-              f"{result.trainer.step} steps on {result.train_examples:,}")
+              f"{result.trainer.step} steps on {result.train_examples:,}; {args.output_dir} holds the best evaluation's "
+              f"weights, step {result.best_step}'s")
         for name, value in report.rows:
             print(f"  {value:7.4f}  {name}")
         for warning in report.warnings:

@@ -25,6 +25,7 @@ import hashlib
 import logging
 import os
 import random
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -343,17 +344,19 @@ def majority_baseline(data: TaskData) -> float:
 
 @dataclass
 class FinetuningResult:
-    """A fine-tuning run's trainer, its held-out metric, and the majority-class baseline.
+    """A fine-tuning run's trainer, its best held-out metric and its step, and the
+    majority-class baseline.
 
     transformers: none
     """
 
     trainer: Trainer
     metric: str
-    value: float
+    value: float  # the best evaluation's, whose weights the output directory holds
     majority_baseline: float
     train_examples: int
     held_out_examples: int
+    best_step: int | None  # the step of that evaluation
 
 
 def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 300, batch_size: int = 32,
@@ -385,6 +388,10 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
     if max_length < 1:
         raise ValueError(f"max_length must be a positive int, got {max_length!r}")
     data = task_data(task, seed, max_examples, dev, dev_fraction, data_format)  # a bad file is refused first
+    # The output directory keeps the best held-out score's weights, as transformers' Trainer
+    # with load_best_model_at_end: on a few dozen examples the last step can be far from it.
+    metric = "accuracy" if data.kind == "classification" else "entity_f1"
+    config = dataclasses.replace(config, load_best_model_at_end=True, metric_for_best_model=metric)
     arguments = dict(command="finetune", task=_recorded_path(task), checkpoint=_recorded_path(checkpoint),
                      max_length=max_length, max_examples=max_examples, from_scratch=from_scratch,
                      attn_implementation=attn_implementation)
@@ -413,9 +420,9 @@ def finetune(task: str, checkpoint: str, output_dir: str, *, max_steps: int = 30
         if resume:
             trainer.resume_latest()
         trainer.train()
-    metric = "accuracy" if classifying else "entity_f1"
-    final = trainer.history.evaluations[-1][metric] if trainer.history.evaluations else float("nan")
-    return FinetuningResult(trainer, metric, final, majority_baseline(data), len(data.train), len(data.held_out))
+    best = trainer.history.best
+    return FinetuningResult(trainer, metric, best[metric] if best else float("nan"), majority_baseline(data),
+                            len(data.train), len(data.held_out), best["step"] if best else None)
 
 
 def _text(example: tuple) -> str:
@@ -490,15 +497,15 @@ def finetune_and_compare(task: str, checkpoint: str, output_dir: str, *, scratch
 
 
 def finetuning_verdicts(checkpoint: str, result: FinetuningResult, scratch: FinetuningResult | None) -> list[str]:
-    """What the final summary must say where fine-tuning fell short: below the same
-    fine-tuning from random weights (the pre-training did not help), or no better than
-    the majority class.
+    """What the final summary must say where fine-tuning's best evaluation fell short: no
+    better than the same fine-tuning from random weights (the pre-training did not help),
+    or than the majority class.
 
     transformers: none
     """
     warnings = []
-    if scratch is not None and result.value < scratch.value:
-        warnings.append(f"fine-tuned from {checkpoint}, {result.metric} {result.value:.4f} is below the same "
+    if scratch is not None and result.value <= scratch.value:
+        warnings.append(f"fine-tuned from {checkpoint}, {result.metric} {result.value:.4f} is no better than the same "
                         f"fine-tuning from random weights ({scratch.value:.4f}): at this budget, the checkpoint's "
                         f"pre-training did not help this task")
     if result.value <= result.majority_baseline:

@@ -129,6 +129,11 @@ class TrainingConfig:
     seed: int = 12345
     progress: bool = True
     bf16: bool = False  # compute in bfloat16 (torch.autocast), keep fp32 weights and optimiser state
+    # transformers' names: the output directory gets the weights of the best evaluation by
+    # this metric (its checkpoint always saved), not the last step's.
+    load_best_model_at_end: bool = False
+    metric_for_best_model: str | None = None
+    greater_is_better: bool = True
 
     def check(self, world_size: int) -> None:
         for name in ("max_steps", "batch_size", "gradient_accumulation_steps", "eval_every", "save_every"):
@@ -145,6 +150,8 @@ class TrainingConfig:
                              f"{self.gradient_accumulation_steps} accumulation step(s) = {chunks} equal micro-batches")
         if self.learning_rate <= 0:
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
+        if self.load_best_model_at_end and not self.metric_for_best_model:
+            raise ValueError("load_best_model_at_end needs metric_for_best_model: the evaluation's metric that ranks them")
 
 
 @dataclass
@@ -182,6 +189,19 @@ class History:
 
     steps: list[dict] = field(default_factory=list)
     evaluations: list[dict] = field(default_factory=list)
+    best: dict | None = None  # the evaluation whose weights the output directory holds (load_best_model_at_end)
+
+    def best_evaluation(self, metric: str, greater_is_better: bool = True) -> dict | None:
+        """The first evaluation with the best ``metric``: a later one replaces it only by being better."""
+        best = None
+        for evaluation in self.evaluations:
+            if metric not in evaluation:
+                raise ValueError(f"metric_for_best_model={metric!r}: the evaluations measure "
+                                 f"{', '.join(k for k in evaluation if k != 'step')}")
+            value = evaluation[metric]
+            if best is None or (value > best[metric] if greater_is_better else value < best[metric]):
+                best = evaluation
+        return best
 
 
 def distributed_context() -> tuple[int, int, torch.device]:
@@ -320,7 +340,10 @@ class Trainer:
         from tqdm.contrib.logging import logging_redirect_tqdm
 
         with logging_redirect_tqdm():  # a warning on a line of its own, above the bar, never glued to it
-            return self._train(bar)
+            try:
+                return self._train(bar)
+            finally:
+                bar.close()  # also when Ctrl-C or SIGTERM unwinds: what is said next starts a line of its own
 
     def _train(self, bar: Any) -> History:
         config = self.config
@@ -335,10 +358,11 @@ class Trainer:
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}")
-            if self.step % config.eval_every == 0 or self.step == config.max_steps:
+            evaluated = self.step % config.eval_every == 0 or self.step == config.max_steps
+            if evaluated:
                 self._evaluate()
-            if self.step % config.save_every == 0 or self.step == config.max_steps:
-                self.save_checkpoint()
+            if self.step % config.save_every == 0 or self.step == config.max_steps or (evaluated and self._new_best()):
+                self.save_checkpoint()  # a new best is always saved: the end loads it from there
         if bar is not None:
             bar.close()
         if self.world_size > 1:  # DDP keeps the copies equal: check it, and log by how much they differ
@@ -362,6 +386,24 @@ class Trainer:
             self.history.evaluations.append(metrics)
             self._log({"eval": metrics})
         _barrier(self.world_size)
+
+    def _new_best(self) -> bool:
+        """Whether the evaluation just made is the best so far (``load_best_model_at_end``);
+        rank 0 evaluates, and every rank learns its answer."""
+        if not self.config.load_best_model_at_end:
+            return False
+        return self._from_rank_0(self.rank == 0 and self._best_step() == self.step)
+
+    def _best_step(self) -> int | None:
+        best = self.history.best_evaluation(self.config.metric_for_best_model, self.config.greater_is_better)
+        return None if best is None else best["step"]
+
+    def _from_rank_0(self, value: int) -> int:
+        if self.world_size == 1:
+            return value
+        shared = torch.tensor([int(value)], device=self.device)
+        dist.broadcast(shared, 0)
+        return int(shared.item())
 
     def _log(self, record: dict) -> None:
         self.log_records.append(record)
@@ -404,15 +446,39 @@ class Trainer:
 
     def save_final(self) -> None:
         """The trained model in the output directory itself (transformers' format), beside
-        the history, log and curves. Rank 0 writes; the others wait."""
+        the history, log and curves: with ``load_best_model_at_end``, the best evaluation's
+        weights, read back from its checkpoint. Rank 0 writes; the others wait."""
+        if self.config.load_best_model_at_end:
+            self._load_best()
         if self.rank == 0:
             self.model.save_pretrained(self.config.output_dir)
             self._write_output_files()
         _barrier(self.world_size)
 
+    def _load_best(self) -> None:
+        """The best evaluation's weights into the model (every rank), and ``history.best``."""
+        step = self._from_rank_0(-1 if self._best_step() is None else self._best_step())
+        if step < 0:
+            return  # nothing was evaluated: the last weights stay
+        if step != self.step:
+            path = os.path.join(self.config.output_dir, f"{CHECKPOINT_PREFIX}{step}", SAFE_WEIGHTS_NAME)
+            try:
+                weights = read_safetensors(path)
+            except (CheckpointError, OSError) as e:
+                raise CheckpointError(f"{path}: the best evaluation's weights (step {step}) cannot be read back: {e}"
+                                      ) from None
+            self.model.load_state_dict(weights, strict=False)
+            self.model.tie_weights()
+        if self.rank == 0:
+            best = next(e for e in self.history.evaluations if e["step"] == step)
+            self.history.best = {"step": step, self.config.metric_for_best_model: best[self.config.metric_for_best_model]}
+            self._log({"best": self.history.best})
+
     def _write_history(self, directory: str) -> None:
-        write_json(os.path.join(directory, HISTORY_FILE),
-                   {"steps": self.history.steps, "evaluations": self.history.evaluations}, indent=None)
+        record = {"steps": self.history.steps, "evaluations": self.history.evaluations}
+        if self.history.best is not None:
+            record["best"] = self.history.best
+        write_json(os.path.join(directory, HISTORY_FILE), record, indent=None)
 
     def _write_output_files(self) -> None:
         """The output directory's own files: the tokenizer once (a fresh run's first save;

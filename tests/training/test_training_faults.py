@@ -156,7 +156,7 @@ def test_a_run_killed_while_writing_resumes_to_the_uninterrupted_result(where, k
     assert killed.returncode == KILLED_STATUS[signal_name], killed.stderr[-2000:]
     if signal_name != "KILL":  # it unwound: said so and what to do, released its lock, left no staging behind
         assert killed.stderr.strip().splitlines()[-1] == (
-            f"interrupted by SIG{signal_name}: OUTPUT_DIR keeps its checkpoints up to the last complete one; the same "
+            f"interrupted by SIG{signal_name}: {out} keeps its checkpoints up to the last complete one; the same "
             f"command with --resume continues from it")
         assert not (out / RUN_LOCK_NAME).exists()
         assert not [p for p in out.iterdir() if p.name.startswith(".")]
