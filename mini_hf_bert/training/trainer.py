@@ -40,7 +40,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import torch
@@ -590,7 +590,8 @@ def check_same_arguments(directory: str, marker: dict[str, Any], arguments: dict
 
     transformers: none
     """
-    recorded = marker.get("arguments", {})
+    # A TrainingConfig field newer than the checkpoint was, in its run, at its default.
+    recorded = {**{f.name: f.default for f in fields(TrainingConfig)}, **marker.get("arguments", {})}
     differences = [_difference(key, arguments[key], recorded.get(key)) for key in sorted(arguments)
                    if key not in RESUMABLE_CHANGES and arguments[key] != recorded.get(key)]
     if differences:

@@ -115,3 +115,18 @@ def test_finetune_saves_and_reports_its_best_evaluation(tiny_checkpoint, tmp_pat
     classify = pipeline("text-classification", model=str(out))
     again = sum(classify(text)[0]["label"] == label for text, label in dev_rows) / len(dev_rows)
     assert again == max(scores)
+
+
+def test_a_checkpoint_from_before_these_options_resumes_as_if_they_were_off(tmp_path):
+    from mini_hf_bert.training.trainer import COMPLETE_MARKER, ArgumentsChangedError
+
+    _trainer(tmp_path).train()
+    marker_path = tmp_path / "checkpoint-8" / COMPLETE_MARKER
+    marker = json.loads(marker_path.read_text(encoding="utf-8"))
+    for name in ("load_best_model_at_end", "metric_for_best_model", "greater_is_better"):
+        del marker["arguments"][name]  # as a checkpoint written before they existed
+    marker_path.write_text(json.dumps(marker), encoding="utf-8")
+    _trainer(tmp_path).resume(str(tmp_path / "checkpoint-8"))
+    with pytest.raises(ArgumentsChangedError, match="--load-best-model-at-end: True now, False in the checkpoint"):
+        _trainer(tmp_path, load_best_model_at_end=True, metric_for_best_model="accuracy").resume(
+            str(tmp_path / "checkpoint-8"))
