@@ -169,7 +169,7 @@ def compute_facts(checkpoint: str, walk: Walk = WALKS["en"], other_vocabulary: s
                           for part in ("embeddings", "encoder", "pooler")),
                         ("sentence", walk.sentence), ("short_sentence", walk.short_sentence),
                         ("random_sentence", walk.random_sentence), ("focus_text", walk.focus_text),
-                        ("focus_head", FOCUS_HEAD), ("head_seed", HEAD_SEED)):
+                        ("focus_head", FOCUS_HEAD), ("focus_head_ordinal", FOCUS_HEAD + 1), ("head_seed", HEAD_SEED)):
         facts[name] = value
 
     # 1-2. Tokens and ids
@@ -436,7 +436,7 @@ PICTURE_WORDS = {
            "sum": "= 三者之和", "mask.keys": "attention_mask (B, S)：黑 1 = token，白 0 = 填充",
            "mask.rows": ("第 0 句", "第 1 句"), "mask.key": "key 的位置",
            "mask.additive": "第 1 句的加性 mask，在 query 上广播：\n白 = 0（保留），红 = finfo(float32).min",
-           "mask.softmax": "第 0 层第 {h} 个头：softmax(分数 + mask)\n填充列的权重为 0",
+           "mask.softmax": "第 0 层 {h} 号头：softmax(分数 + mask)\n填充列的权重为 0",
            "gelu.hist": "第 0 层 intermediate.dense 的输出", "gelu.relu": "ReLU（作对比）",
            "gelu.density": "x 的分布密度", "gelu.activation": "激活值",
            "gelu.title": "前馈层的激活：大多数输入是负数，出来约等于 0"},

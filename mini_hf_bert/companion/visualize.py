@@ -113,7 +113,7 @@ PICTURE_WORDS = {
     "en": {"title": "attention probabilities softmax(QKᵀ/√D + M)", "rows": "each row sums to 1",
            "panel": "layer {l}, head {h}", "key": "key (attended to)", "query": "query (attending)"},
     "zh": {"title": "注意力概率 softmax(QKᵀ/√D + M)", "rows": "每行之和为 1",
-           "panel": "第 {l} 层，第 {h} 个头", "key": "键（被关注的 token）", "query": "查询（发出关注的 token）"},
+           "panel": "第 {l} 层，{h} 号头", "key": "键（被关注的 token）", "query": "查询（发出关注的 token）"},
 }
 
 
@@ -196,8 +196,8 @@ PAGE_WORDS = {
            "HEAD_VIEW": "头视图", "LAYER": "层",
            "HEAD_HINT": "（点击颜色块显示或隐藏该头；鼠标停在左侧某个 token 上，只看它的连线）",
            "MODEL_VIEW": "模型视图",
-           "MODEL_HINT": "行：第 0..L-1 层；列：第 0..N-1 个头。点击缩略图，在头视图中打开它。",
-           "TRUNCATED": "已截断", "head": "第 {h} 个头", "layer_head": "第 {l} 层，第 {h} 个头"},
+           "MODEL_HINT": "行：第 0..L-1 层；列：0..N-1 号头（都从 0 数起）。点击缩略图，在头视图中打开它。",
+           "TRUNCATED": "已截断", "head": "{h} 号头", "layer_head": "第 {l} 层，{h} 号头"},
 }
 PAGE_LANGUAGES = ("auto", *PAGE_WORDS)
 #: The ranges the embedded CJK font serves (CSS unicode-range): CJK radicals to ideographs,
