@@ -348,16 +348,22 @@ def target_limit_lines(measured: dict, recipe_study: dict | None, t) -> list[str
     def row(key: str) -> str:
         return f"| {names[key]} | {bought[key]:+.3f} | {round(bought[key] * items):+d} / {items} |"
 
+    from tools.everyday_cloze import load_sentences
+
+    now = len(load_sentences())  # the set has grown since the study: say which one it scored
+    grown = (t(f" (the set has grown to {now} since)", f"（此后这个集合扩充到了 {now} 句）")
+             if now != items else "")
+
     return [t(f"What limits the everyday score, measured on the recipe's phase 1 (`tools/corpus_recipe_study.py`, "
-              f"below): what each change bought at top-1 after {int(last):,} steps, on the {items} everyday sentences. "
+              f"below): what each change bought at top-1 after {int(last):,} steps, on the {items} everyday sentences{grown}. "
               f"The shipped model, after phase 2 as well: {_pct(measured['everyday']['top1'])} top-1, "
               f"{_pct(measured['everyday']['top5'])} top-5.",
               f"限制日常句子得分的是什么：在配方的第一阶段上测量（`tools/corpus_recipe_study.py`，见下文），{int(last):,} 步"
-              f"之后每项改变在 {items} 个日常句子上带来的 top-1 变化。发布的模型（又经过第二阶段）：top-1 "
+              f"之后每项改变在 {items} 个日常句子上带来的 top-1 变化{grown}。发布的模型（又经过第二阶段）：top-1 "
               f"{_pct(measured['everyday']['top1'])}，top-5 {_pct(measured['everyday']['top5'])}。"), "",
             "| " + t("change", "改变") + " | top-1 | " + t("sentences", "句子") + " |", "| --- | --- | --- |",
             *(row(key) for key in ("compute", "data", "size")), "",
-            t(f"The largest is {names[largest]}.", f"其中带来最多的是{names[largest]}。")]
+            t(f"The largest is {names[largest]}.", f"三项改变里，带来最多的是“{names[largest]}”。")]
 
 
 #: The plateau study's runs, as the Chinese page names what each changes.
@@ -517,8 +523,11 @@ def corpus_lines(corpus: dict, corpus_study: dict | None, t) -> list[str]:
              "| " + " | ".join((t("source", "来源"), t("what", "内容"), t("licence", "许可"), t("Han characters", "汉字"),
                                  t("sentences", "句子"), t("test sentences dropped", "去掉的测试句子"))) + " |",
              "| --- | --- | --- | --- | --- | --- |"]
+    from tools.chinese_corpus import SOURCES_ZH
+
     for name, source in corpus["sources"].items():
-        lines.append(f"| {name} | {source['description']} | {source['licence']} | {source['han_characters']:,} | "
+        what, licence = (t(source[key], SOURCES_ZH[name][index]) for index, key in enumerate(("description", "licence")))
+        lines.append(f"| {name} | {what} | {licence} | {source['han_characters']:,} | "
                      f"{source['sentences']:,} | {source['test_sentences_dropped']:,} |")
     seen = {name: sum(counts.values()) for name, counts in corpus["everyday_context_seen"].items()}
     from tools.everyday_cloze import load_sentences

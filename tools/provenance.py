@@ -140,8 +140,14 @@ def problems(provenance: object) -> list[str]:
     return found
 
 
-def machine_words(provenance: dict) -> str:
+#: The machine of a measurement recovered from git history (``from_history``).
+UNRECORDED_MACHINE = "a machine the run did not record"
+
+
+def machine_words(provenance: dict, language: str = "en") -> str:
     described = provenance["machine"]
+    if described == UNRECORDED_MACHINE and language == "zh":
+        return "没有记录（这次运行没有记下机器）"
     if isinstance(described, str):
         return described
     flags = ", ".join(described["cpu_flags"]) or "none of " + "/".join(RELEVANT_CPU_FLAGS[:3])
@@ -158,7 +164,7 @@ def render(provenance: dict, language: str = "en") -> str:
         dirty = "（工作区有未提交的改动）" if provenance["uncommitted_changes"] else ""
         recovered = ("这次测量早于来源记录：提交和日期取自 git 历史中最后改动这些数字的提交。"
                      if provenance.get("recovered") else "")
-        return (f"测量来源：提交 `{commit}`{dirty}，{day}，机器：{machine_words(provenance)}；"
+        return (f"测量来源：提交 `{commit}`{dirty}，{day}，机器：{machine_words(provenance, language)}；"
                 f"命令：`{provenance['command']}`。{recovered}")
     dirty = " (with uncommitted changes)" if provenance["uncommitted_changes"] else ""
     recovered = (" Measured before provenance was recorded: the commit and date are those of the commit "
@@ -201,7 +207,7 @@ def from_history(relative: str, command: str, machine_described: str | None = No
                              != _content_at(older[0], relative, part, ignore, root)):
             when = datetime.datetime.fromisoformat(date).astimezone(datetime.timezone.utc)
             return {"commit": commit, "uncommitted_changes": False, "date": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    "machine": machine_described or "a machine the run did not record", "command": command, "recovered": True}
+                    "machine": machine_described or UNRECORDED_MACHINE, "command": command, "recovered": True}
     raise AssertionError("unreachable")
 
 

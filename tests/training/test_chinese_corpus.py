@@ -177,6 +177,8 @@ def test_every_source_names_its_licence_and_a_known_extractor():
     for name, source in cc.SOURCES.items():
         assert source.licence and source.description, name
         assert source.artifact is None or (source.extract in cc.EXTRACTORS and len(source.artifact.sha256) == 64), name
+    assert cc.SOURCES_ZH.keys() == cc.SOURCES.keys()  # the zh pages say each in Chinese
+    assert all(what and licence for what, licence in cc.SOURCES_ZH.values())
 
 
 def test_everyday_context_counts_an_item_whose_answer_stands_between_the_same_neighbours(monkeypatch):
