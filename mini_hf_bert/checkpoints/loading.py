@@ -290,8 +290,11 @@ def load_fitted_state(
                       f"(Reinit due to size mismatch - ckpt: {s} vs model:{e})" for k, s, e in reinitialised),
         )
     if unexpected:
-        logger.warning("%s: %d checkpoint weights are not used by %s: %s (%s)", source, len(unexpected),
-                       type(model).__name__, name_list(unexpected), _why_unused(unused, type(model).__name__))
+        # As transformers 4.x: heads of another task left out is what starting a task model
+        # from a pre-training checkpoint means, said at INFO; anything else is a warning.
+        say = logger.info if _only_heads(unused) else logger.warning
+        say("%s: %d checkpoint weights are not used by %s: %s (%s)", source, len(unexpected),
+            type(model).__name__, name_list(unexpected), _why_unused(unused, type(model).__name__))
 
     skip = {k for k, _, _ in mismatched} | {k for k, _, _ in wrong_kind}
     loadable = {
@@ -358,10 +361,14 @@ def settle_ties(model: nn.Module, tensors: dict[str, torch.Tensor], source: str,
 HEAD_PREFIXES = ("cls.", "cls/", "bert.pooler.", "bert/pooler/", "pooler.")
 
 
+def _only_heads(unexpected: Iterable[str]) -> bool:
+    return all(key.startswith(HEAD_PREFIXES) for key in unexpected)
+
+
 def _why_unused(unexpected: Iterable[str], model_name: str) -> str:
     """Why a checkpoint's weights go unused, in words: its heads (or pooler) that a model for
     another task does not have, which is expected; or anything else, which is not."""
-    if all(key.startswith(HEAD_PREFIXES) for key in unexpected):
+    if _only_heads(unexpected):
         return (f"heads {model_name} does not have: expected when a model for one task starts from a checkpoint "
                 f"trained for another, such as a BertForPreTraining with its masked-LM and next-sentence heads")
     return ("not expected: these are not heads of another task; check that the checkpoint is the architecture and "
