@@ -45,6 +45,7 @@ def chosen_checkpoint(given: str | None, text: str) -> str:
     from ..companion.languages import checkpoint_choice
 
     if given is not None:
+        print(f"checkpoint: {given}, as given")
         return given
     path, reason = checkpoint_choice(text)
     print(f"checkpoint: {reason} ({path})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 
 from ..checkpoints.bundled import chinese_checkpoint_dir, default_checkpoint_dir
 
@@ -21,11 +22,15 @@ def _is_cjk(character: str) -> bool:
     return "\u4e00" <= character <= "\u9fff" or "\u3400" <= character <= "\u4dbf"
 
 
+#: An English word: a run of Latin letters (iPhone, it's -> it, s).
+LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
 def text_language(text: str) -> str:
-    """"zh" when ``text`` holds at least as many CJK ideographs as Latin letters, else "en"."""
+    """"zh" when ``text`` holds at least as many CJK ideographs as Latin words, else "en".
+    Words, not letters: 我用iPhone拍照 is four characters and one word, mostly Chinese."""
     cjk = sum(1 for c in text if _is_cjk(c))
-    latin = sum(1 for c in text if c.isascii() and c.isalpha())
-    return "zh" if cjk and cjk >= latin else "en"
+    return "zh" if cjk and cjk >= len(LATIN_WORD.findall(text)) else "en"
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,6 +19,7 @@ from mini_hf_bert import BertForPreTraining, BertTokenizer, chinese_checkpoint_d
 from mini_hf_bert.checkpoints.bundled import CHINESE_CHECKPOINT, default_checkpoint_dir
 from mini_hf_bert.__main__ import build_parser, main
 from mini_hf_bert.commands.arguments import checkpoint_source
+from mini_hf_bert.companion.languages import text_language
 from mini_hf_bert.parity.compare import FP32_ATOL
 from ..paths import FIXTURES, ROOT
 
@@ -199,8 +200,19 @@ def test_mostly_english_text_with_a_chinese_word_says_what_each_model_loses_and_
                      f"--checkpoint en keeps them whole but reads 饺 as [UNK] ({chinese_checkpoint_dir()})")
     assert [row.split()[1] for row in table[2:5]] == ["m", "##y", "f"]  # what the message warns of
     assert main(["tokenize", text, "--checkpoint", "en"]) == 0  # the choice it offers
-    tokens = [row.split()[1] for row in capsys.readouterr().out.splitlines()[1:]]
+    first, _, *rows = capsys.readouterr().out.splitlines()
+    assert first == f"checkpoint: {default_checkpoint_dir()}, as given"  # a given checkpoint is named too
+    tokens = [row.split()[1] for row in rows]
     assert tokens[:7] == ["[CLS]", "my", "favorite", "food", "is", "[UNK]", "子"]
+
+
+@pytest.mark.parametrize("text,language", [("我用iPhone拍照", "zh"), ("我用Python写程序", "zh"), ("He said 是 twice", "en"),
+                                           ("My favorite food is 饺子.", "en"), ("it's 好", "en"), ("好 OK", "zh")])
+def test_a_text_is_mostly_chinese_by_characters_against_english_words(text, language, capsys):
+    assert text_language(text) == language  # iPhone is one word against four characters, not six letters
+    assert main(["tokenize", text]) == 0
+    said = capsys.readouterr().out.splitlines()[0]
+    assert ("the text is mostly Chinese" in said) == (language == "zh")
 
 
 def test_en_names_the_english_default_as_zh_names_the_chinese_model():

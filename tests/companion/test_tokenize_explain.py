@@ -79,7 +79,9 @@ def test_explain_command_shows_the_cjk_rule():
 def test_tokenize_takes_any_vocab_file():
     code, out, err = _cli("tokenize", "tok1 tok2", "--vocab", GOOGLE_VOCAB)
     assert code == 0, err
-    assert [line.split()[1] for line in out.splitlines()[1:]] == ["[CLS]", "tok1", "tok2", "[SEP]"]
+    first, _, *rows = out.splitlines()
+    assert first == f"checkpoint: {GOOGLE_VOCAB}, as given"
+    assert [line.split()[1] for line in rows] == ["[CLS]", "tok1", "tok2", "[SEP]"]
 
 
 @pytest.mark.parametrize("argv,fragment", [
