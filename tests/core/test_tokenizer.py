@@ -218,6 +218,9 @@ def test_documented_fast_vs_legacy_differences(minilm_dir, vocab_file, case):
     assert row is not None, f"docs/tokenizer.md has no row for {case!r}"
     if level == "tokens":  # the row shows what each tokenizer gives, as they give it today
         assert f"`{' '.join(ours_out)}`" in row and f"`{' '.join(legacy_out)}`" in row, (row, ours_out, legacy_out)
+        with open(os.path.join(ROOT, "docs", "zh", "tokenizer.md"), encoding="utf-8") as f:
+            zh_rows = [line for line in f if line.startswith("| ")]  # its rows name the case in Chinese
+        assert any(f"`{' '.join(ours_out)}`" in r and f"`{' '.join(legacy_out)}`" in r for r in zh_rows), case
 
 
 @pytest.mark.parametrize("text", CORPUS + CHINESE)
