@@ -94,6 +94,9 @@ MAX_STACKED_LAYERS = 24
 #: Time kept back at the end of the window for the last evaluation and save: this share of
 #: the window, at most this many seconds.
 END_RESERVE_SHARE, END_RESERVE_SECONDS = 0.1, 45
+#: --seed's default. Stages 1 to 6 of the Chinese BERT all ran with it, so each drew the same
+#: batches and masks as the one before; continuing with a checkpoint's own seed is refused.
+DEFAULT_SEED = 12345
 #: Held-out evaluation: this many batches, always the same (a fixed seed).
 EVAL_BATCHES = 8
 EVAL_SEED = 4321
@@ -493,6 +496,16 @@ def finish(files: str, out: str, pack_dir: str) -> dict:
 # ----------------------------------------------------------------------------- command line
 
 
+def previous_seed(checkpoint: str) -> int | None:
+    """The --seed of the run that trained ``checkpoint``, from its run.json (None without one)."""
+    path = os.path.join(checkpoint, "run.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        command = json.load(f).get("provenance", {}).get("command", "").split()
+    return int(command[command.index("--seed") + 1]) if "--seed" in command[:-1] else DEFAULT_SEED
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
@@ -517,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--seq-length", type=int, default=128)
     t.add_argument("--learning-rate", type=float, default=5e-4)
     t.add_argument("--max-steps", type=int, help="at most this many steps (default: what the window fits)")
-    t.add_argument("--seed", type=int, default=12345)
+    t.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help="draws the batches and masks: each stage continued from another needs its own")
     t.add_argument("--compile", choices=("auto", "on", "off"), default="auto")
     t.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None,
                    help="bf16 autocast (default: on a GPU)")
@@ -555,6 +569,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError("--stack-layers: needs --init-checkpoint (the layers to repeat)")
             if not args.out:
                 raise ValueError("--out: give a directory (or run where $OUT is set)")
+            if args.init_checkpoint and previous_seed(args.init_checkpoint) == args.seed:
+                raise ValueError(f"--seed {args.seed}: {args.init_checkpoint} was trained with this seed, and the same "
+                                 f"seed draws the same batches and masks again; give the next stage another --seed")
             if args.bf16 is None:
                 args.bf16 = (args.device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
             record = train(args)

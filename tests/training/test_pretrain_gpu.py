@@ -318,6 +318,11 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
      "--stack-layers 1000000000: expected 1 to 24"),
     (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--stack-layers", "8"],
      "--stack-layers: needs --init-checkpoint (the layers to repeat)"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--init-checkpoint", "{tmp}/stage"],
+     "--seed 12345: {tmp}/stage was trained with this seed, and the same seed draws the same batches and masks "
+     "again; give the next stage another --seed"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--init-checkpoint", "{tmp}/stage7", "--seed", "7"],
+     "--seed 7: {tmp}/stage7 was trained with this seed"),
     (["finish", "{tmp}", "{tmp}/model"], "{tmp}/model: is or lies inside {tmp}, what finish reads"),
     (["finish", "{tmp}", "{tmp}"], "{tmp}: is or lies inside {tmp}, what finish reads"),
 ])
@@ -325,6 +330,10 @@ def test_mistakes_are_one_line(argv, message, tmp_path, capsys):
     (tmp_path / "one.txt").write_text("只有一篇。\n就是这样。\n", encoding="utf-8")
     (tmp_path / "notpack").mkdir()
     (tmp_path / "notpack" / "pack.safetensors.gz").write_bytes(b"not a safetensors file")
+    for stage, seed in (("stage", ""), ("stage7", " --seed 7")):  # run.json as train writes it
+        (tmp_path / stage).mkdir()
+        (tmp_path / stage / "run.json").write_text(json.dumps({"provenance": {
+            "command": f".venv/bin/python tools/pretrain_gpu.py train --device cpu --out o{seed}"}}))
     assert pretrain_gpu.main([a.format(tmp=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message.format(tmp=tmp_path) in err and len(err.strip().splitlines()) == 1
