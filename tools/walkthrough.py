@@ -339,6 +339,11 @@ def compute_facts(checkpoint: str, walk: Walk = WALKS["en"], other_vocabulary: s
         for rank, (p, i) in enumerate(zip(top.values.tolist(), top.indices.tolist()), start=1))
     facts["mlm.target_prob"] = f4(probabilities[target])
     facts["mlm.best"] = tokenizer.convert_ids_to_tokens(int(top.indices[0]))
+    if facts["heads.trained"] == "yes":  # the pipeline reads the masked sentence alone, without B
+        from mini_hf_bert import pipeline
+
+        alone = pipeline("fill-mask", model=checkpoint)(masked_text, top_k=3)
+        facts["mlm.alone"] = "、".join(f"`{c['token_str']}` {f4(c['score'])}" for c in alone)
     # P(IsNext) = softmax(NSP logits)[0]: label 0 means "B follows A"
     facts["nsp.true_isnext"] = f4(torch.softmax(nsp_logits[0], -1)[0])
     facts["nsp.random_isnext"] = f4(torch.softmax(random_nsp[0], -1)[0])
