@@ -501,9 +501,13 @@ def previous_seed(checkpoint: str) -> int | None:
     path = os.path.join(checkpoint, "run.json")
     if not os.path.isfile(path):
         return None
-    with open(path, encoding="utf-8") as f:
-        command = json.load(f).get("provenance", {}).get("command", "").split()
-    return int(command[command.index("--seed") + 1]) if "--seed" in command[:-1] else DEFAULT_SEED
+    try:
+        with open(path, encoding="utf-8") as f:
+            command = json.load(f)["provenance"]["command"].split()
+        return int(command[command.index("--seed") + 1]) if "--seed" in command[:-1] else DEFAULT_SEED
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{path}: not the run.json train writes, so its --seed is unknown ({type(e).__name__}: {e})"
+                         ) from None
 
 
 def main(argv: list[str] | None = None) -> int:

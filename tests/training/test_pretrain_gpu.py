@@ -323,6 +323,8 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
      "again; give the next stage another --seed"),
     (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--init-checkpoint", "{tmp}/stage7", "--seed", "7"],
      "--seed 7: {tmp}/stage7 was trained with this seed"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--init-checkpoint", "{tmp}/broken", "--seed", "7"],
+     "{tmp}/broken/run.json: not the run.json train writes, so its --seed is unknown"),
     (["finish", "{tmp}", "{tmp}/model"], "{tmp}/model: is or lies inside {tmp}, what finish reads"),
     (["finish", "{tmp}", "{tmp}"], "{tmp}: is or lies inside {tmp}, what finish reads"),
 ])
@@ -330,6 +332,8 @@ def test_mistakes_are_one_line(argv, message, tmp_path, capsys):
     (tmp_path / "one.txt").write_text("只有一篇。\n就是这样。\n", encoding="utf-8")
     (tmp_path / "notpack").mkdir()
     (tmp_path / "notpack" / "pack.safetensors.gz").write_bytes(b"not a safetensors file")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "run.json").write_text("{not json")
     for stage, seed in (("stage", ""), ("stage7", " --seed 7")):  # run.json as train writes it
         (tmp_path / stage).mkdir()
         (tmp_path / stage / "run.json").write_text(json.dumps({"provenance": {
