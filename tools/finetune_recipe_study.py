@@ -17,9 +17,11 @@ study resumes, and the table in docs/training.md (en, zh).
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -64,8 +66,6 @@ def reviews_files(directory: str) -> tuple[str, str]:
         chosen = random.Random(0).sample(rows, count)
         path = os.path.join(directory, f"reviews_{split}.csv")
         with open(path, "w", encoding="utf-8", newline="") as f:
-            import csv
-
             writer = csv.writer(f)
             writer.writerow(["text", "label"])
             writer.writerows((text, SENTIMENT_LABELS[label]) for text, label in chosen)
@@ -133,8 +133,6 @@ def table(record: dict, language: str) -> str:
 
 
 def render_pages(record: dict) -> None:
-    import re
-
     for page, language in PAGES.items():
         path = os.path.join(ROOT, page)
         with open(path, encoding="utf-8") as f:
