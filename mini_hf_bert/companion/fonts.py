@@ -13,6 +13,7 @@ transformers: none
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import logging
 import os
@@ -86,6 +87,10 @@ def cjk_font_family(text: str) -> Iterator[str | None]:
     _matplotlib()
     from matplotlib import font_manager
 
+    beyond = beyond_dejavu(text)
+    if not beyond:  # DejaVu Sans draws every character: no second family to find or cut
+        yield None
+        return
     packaged = _packaged_cjk_font()
     if packaged is None:
         yield _system_cjk_family()
@@ -95,7 +100,7 @@ def cjk_font_family(text: str) -> Iterator[str | None]:
     with tempfile.TemporaryDirectory(prefix="mini_hf_bert-font-") as directory:
         path = os.path.join(directory, "cjk.otf")
         with open(path, "wb") as f:
-            f.write(cjk_font_subset(text, packaged))
+            f.write(cjk_font_subset(beyond, packaged))
         font_manager.fontManager.addfont(path)
         try:
             yield PACKAGED_FAMILY
@@ -104,23 +109,39 @@ def cjk_font_family(text: str) -> Iterator[str | None]:
             font_manager.fontManager._findfont_cached.cache_clear()
 
 
+def beyond_dejavu(text: str) -> str:
+    """The characters of ``text`` that DejaVu Sans, matplotlib's own font, has no glyph for
+    (each once, sorted); whitespace is never drawn and never counts."""
+    from matplotlib import font_manager, ft2font
+
+    dejavu = ft2font.FT2Font(font_manager.findfont("DejaVu Sans", fallback_to_default=False))
+    return "".join(sorted(c for c in set(text) if not c.isspace() and dejavu.get_char_index(ord(c)) == 0))
+
+
 def cjk_font_subset(text: str, packaged: str | None = None) -> bytes:
     """A static Regular OpenType font, family ``PACKAGED_FAMILY``, holding the glyphs of
     ``text`` cut from the packaged Noto Sans CJK SC (a few KB for a sentence)."""
+    packaged = packaged or _packaged_cjk_font()
+    if packaged is None:
+        raise RuntimeError("no packaged CJK font: pip install 'mini_hf_bert[viz]'")
+    # Cutting reads the whole 20 MB collection (seconds); a process drawing the same words
+    # again (a training run's curves at every checkpoint) reuses the cut.
+    return _cut("".join(sorted(set(text))), packaged, os.path.getmtime(packaged))
+
+
+@functools.lru_cache(maxsize=16)
+def _cut(characters: str, packaged: str, modified: float) -> bytes:
     import io
 
     from fontTools import subset
     from fontTools.ttLib import TTFont
     from fontTools.varLib import instancer
 
-    packaged = packaged or _packaged_cjk_font()
-    if packaged is None:
-        raise RuntimeError("no packaged CJK font: pip install 'mini_hf_bert[viz]'")
     font = TTFont(packaged, fontNumber=_collection_index(packaged, "Noto Sans CJK SC"), lazy=False)
     options = subset.Options()
     options.name_IDs = ["*"]
     subsetter = subset.Subsetter(options)
-    subsetter.populate(text=text + _PROBE)
+    subsetter.populate(text=characters + _PROBE)
     subsetter.subset(font)
     instancer.instantiateVariableFont(font, {"wght": 400}, inplace=True)  # Regular
     for record in font["name"].names:

@@ -82,6 +82,20 @@ def test_png_of_one_head_and_of_a_layer(maps, tmp_path):
     assert grid.size[0] > 3 * one.size[0] * 0.6 and grid.size[1] > 2 * one.size[1] * 0.6
 
 
+def test_a_cjk_font_is_cut_only_for_what_dejavu_cannot_draw_and_once_per_process():
+    """Cutting the CJK font reads the whole collection (seconds). English words need no
+    second family; the same characters drawn again (a training run's curves at each
+    checkpoint) reuse the first cut, in any order."""
+    from mini_hf_bert.companion import fonts
+
+    assert fonts.beyond_dejavu("loss步数 step，数 é α") == "数步，"  # full-width comma: CJK punctuation
+    with cjk_font_family("training loss 0.5 → step") as family:
+        assert family is None
+    fonts._cut.cache_clear()
+    first = fonts.cjk_font_subset("步数损失")
+    assert fonts.cjk_font_subset("损失数步") == first and fonts._cut.cache_info().misses == 1
+
+
 def test_chinese_tokens_draw_as_chinese_glyphs(maps, tmp_path):
     """matplotlib warns "Glyph ... missing from font(s)" for every character it draws as a
     box; with the CJK font in the fallback list there must be none."""
