@@ -5,6 +5,7 @@ TensorFlow computes it, and clear errors for corrupt, truncated and hostile file
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import zlib
 
@@ -86,6 +87,14 @@ def test_crc32c_check_value_and_mask():
 def test_parallel_crc_equals_the_byte_loop(data, lanes):
     byte_loop = crc32c._update_bytes(0xFFFFFFFF, data) ^ 0xFFFFFFFF
     assert crc32c.crc32c(data, lanes=lanes) == byte_loop
+
+
+def test_an_input_large_enough_for_lanes_takes_them_and_agrees():
+    """The split chosen for a real tensor (more than 128 KB) runs the vectorised path, and
+    small ones the byte loop, which is faster there; both give the byte loop's value."""
+    data = random.Random(0).randbytes(300_000)
+    assert crc32c._lanes_for(len(data)) > 1 and crc32c._lanes_for(20_000) == 1
+    assert crc32c.crc32c(data) == crc32c._update_bytes(0xFFFFFFFF, data) ^ 0xFFFFFFFF
 
 
 def test_crc_differs_from_plain_crc32():
