@@ -91,6 +91,8 @@ BETAS, EPS, WEIGHT_DECAY, WARMUP_SHARE, MAX_GRAD_NORM = (0.9, 0.98), 1e-6, 0.01,
 MAX_SEQ_LENGTH, MAX_BATCH_SIZE, MAX_MINUTES = 512, 65536, 24 * 60
 #: --stack-layers at most: BERT-large's depth.
 MAX_STACKED_LAYERS = 24
+#: --steps at most: a million steps is months of CPU for the smallest size.
+MAX_PLANNED_STEPS = 1_000_000
 #: Time kept back at the end of the window for the last evaluation and save: this share of
 #: the window, at most this many seconds.
 END_RESERVE_SHARE, END_RESERVE_SECONDS = 0.1, 45
@@ -409,6 +411,8 @@ def train(args: argparse.Namespace) -> dict:
     planned = max(1, int(left * rate / (args.batch_size * args.seq_length)))
     if args.max_steps is not None:
         planned = min(planned, args.max_steps)
+    if args.steps is not None:  # the caller's plan: a run beside other work is not as fast as its first steps
+        planned = args.steps
     warmup = max(1, int(WARMUP_SHARE * planned))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         run.optimizer, lambda s: min((s + 1) / warmup, max(0.0, (planned - s) / max(1, planned - warmup))))
@@ -534,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--seq-length", type=int, default=128)
     t.add_argument("--learning-rate", type=float, default=5e-4)
     t.add_argument("--max-steps", type=int, help="at most this many steps (default: what the window fits)")
+    t.add_argument("--steps", type=int, help="plan the schedule for this many steps, whatever the measured rate "
+                   "fits (a run under nice, beside other work); the window's end still stops it")
     t.add_argument("--seed", type=int, default=DEFAULT_SEED,
                    help="draws the batches and masks: each stage continued from another needs its own")
     t.add_argument("--compile", choices=("auto", "on", "off"), default="auto")
@@ -567,6 +573,11 @@ def main(argv: list[str] | None = None) -> int:
                                            ("--save-every", args.save_every, 1, MAX_MINUTES * 60)):
                 if not low <= value <= high:
                     raise ValueError(f"{name} {value}: expected {low} to {high}")
+            if args.steps is not None and not 1 <= args.steps <= MAX_PLANNED_STEPS:
+                raise ValueError(f"--steps {args.steps}: expected 1 to {MAX_PLANNED_STEPS}")
+            if args.steps is not None and args.max_steps is not None:
+                raise ValueError("--steps and --max-steps: give one (--steps is the plan, --max-steps caps the "
+                                 "window's)")
             if args.stack_layers is not None and not 1 <= args.stack_layers <= MAX_STACKED_LAYERS:
                 raise ValueError(f"--stack-layers {args.stack_layers}: expected 1 to {MAX_STACKED_LAYERS}")
             if args.stack_layers is not None and not args.init_checkpoint:

@@ -18,7 +18,7 @@ import torch
 import transformers
 from torch.utils.flop_counter import FlopCounterMode
 
-from mini_hf_bert import BertForPreTraining, BertTokenizer, chinese_checkpoint_dir
+from mini_hf_bert import BertConfig, BertForPreTraining, BertTokenizer, chinese_checkpoint_dir
 from mini_hf_bert.parity.compare import FP32_ATOL
 from mini_hf_bert.training.packed_pretraining import (
     NUM_SPECIAL_TOKENS,
@@ -219,6 +219,26 @@ def test_a_run_stopped_from_outside_keeps_its_last_step(pack_dir, tmp_path, monk
     assert BertForPreTraining.from_pretrained(out / "model") is not None
 
 
+def test_steps_plan_the_schedule_whatever_the_first_steps_measured(pack_dir, tmp_path, monkeypatch):
+    """A run under nice beside other work measures its first steps at a fraction of the rate
+    it later gets (a CPU stage measured 300 positions/s beside a test run and planned 36
+    steps for 100 minutes). A rate measured that low plans one step; --steps plans its own."""
+    monkeypatch.setattr(pretrain_gpu.Run, "positions_per_second", lambda self, steps: 1e-3)
+    window = ["--minutes", "5", "--save-every", "300", "--init-checkpoint", str(tmp_path / "stage"), "--seed", "1",
+              "--batch-size", "4", "--seq-length", "16", "--compile", "off", "--device", "cpu"]
+    model = BertForPreTraining(BertConfig(vocab_size=7529, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                          intermediate_size=37, max_position_embeddings=64))
+    model.save_pretrained(tmp_path / "stage")
+    records = {}
+    for name, extra in (("measured", []), ("planned", ["--steps", "3"])):
+        out = tmp_path / name
+        assert pretrain_gpu.main(["train", "--pack", str(pack_dir), "--out", str(out), *window, *extra]) == 0
+        records[name] = json.loads((out / "run.json").read_text())
+    assert records["measured"]["planned_steps"] == records["measured"]["steps"] == 1
+    assert records["planned"]["planned_steps"] == records["planned"]["steps"] == 3
+    assert records["planned"]["stopped_because"] == "planned steps done"
+
+
 def test_a_pack_too_large_to_travel_names_the_heaviest_folders(tmp_path, monkeypatch, capsys):
     sizes = {"stages/chinese_bert/phase1/model.safetensors": 500, "stages/chinese_bert/phase1/vocab.txt": 20,
              "mini_hf_bert/checkpoints/chinese_bert/model.safetensors": 400, "docs/a.md": 30, "docs/b.md": 40,
@@ -325,6 +345,9 @@ def test_a_run_killed_after_a_checkpoint_still_brings_one_back(pack_dir, tmp_pat
      "--seed 7: {tmp}/stage7 was trained with this seed"),
     (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--init-checkpoint", "{tmp}/broken", "--seed", "7"],
      "{tmp}/broken/run.json: not the run.json train writes, so its --seed is unknown"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--steps", "0"], "--steps 0: expected 1 to 1000000"),
+    (["train", "--pack", "{tmp}", "--out", "{tmp}/o", "--steps", "9", "--max-steps", "9"],
+     "--steps and --max-steps: give one"),
     (["finish", "{tmp}", "{tmp}/model"], "{tmp}/model: is or lies inside {tmp}, what finish reads"),
     (["finish", "{tmp}", "{tmp}"], "{tmp}: is or lies inside {tmp}, what finish reads"),
 ])
