@@ -131,6 +131,8 @@ def cjk_font_subset(text: str, packaged: str | None = None) -> bytes:
 
 @functools.lru_cache(maxsize=16)
 def _cut(characters: str, packaged: str, modified: float) -> bytes:
+    """``cjk_font_subset``'s work; ``modified`` (the file's mtime) is only part of the cache
+    key, so a font file replaced while the process runs is cut again."""
     import io
 
     from fontTools import subset
