@@ -1,4 +1,4 @@
-"""The committed CPU training stage (stages/chinese_bert/stage7): a model to continue from,
+"""The committed CPU training stage (stages/chinese_bert/stage8): a model to continue from,
 not the shipped one. Its run.json is the run that made it; its weights are stored in fp16,
 computed in fp32, and read by transformers to the same logits."""
 
@@ -16,7 +16,7 @@ from tools.provenance import problems
 
 from ..paths import ROOT
 
-STAGE = os.path.join(ROOT, "stages", "chinese_bert", "stage7")
+STAGE = os.path.join(ROOT, "stages", "chinese_bert", "stage8")
 
 
 def _record() -> dict:
@@ -31,10 +31,10 @@ def test_the_stage_is_the_run_its_record_describes():
     with open(os.path.join(STAGE, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
     assert {k: config[k] for k in record["config"]} == record["config"]
-    # stage6 continued twice with seeds of their own (stage2, 8 layers stacked from a 4-layer continuation of the
-    # shipped model, then 3 to 6; the first part of 7 is the checkpoint this one continued, kept out of the tree)
-    assert "--init-checkpoint runs/cpu-stage7-model" in record["provenance"]["command"]
-    assert "--seed 8" in record["provenance"]["command"]
+    # stage7 continued with a seed of its own (stage2, 8 layers stacked from a 4-layer continuation of the shipped
+    # model, then 3 to 6, then 7: the first stage whose parts drew their own batches and masks)
+    assert "--init-checkpoint stages/chinese_bert/stage7" in record["provenance"]["command"]
+    assert "--seed 9" in record["provenance"]["command"]
     assert config["num_hidden_layers"] == 8
     with open(os.path.join(STAGE, "vocab.txt"), encoding="utf-8") as a, \
             open(os.path.join(chinese_checkpoint_dir(), "vocab.txt"), encoding="utf-8") as b:
